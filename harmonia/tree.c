@@ -1,0 +1,293 @@
+/* tree.c — the library's front: status strings and last-error messages, configuration defaults,
+ * the tree handle's life cycle (build, free), argument checking and backend choice for queries,
+ * check and info. The layout and the engines live in their component folders. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <omp.h>
+
+#include "harmonia/tree_internal.h"
+#include "prefix_sum/prefix_sum.h"
+
+static _Thread_local char thread_last_error[512];
+
+const char *harmonia_strerror(harmonia_status status)
+{
+    switch (status) {
+    case HARMONIA_OK: return "success";
+    case HARMONIA_ERR_INVALID: return "invalid argument";
+    case HARMONIA_ERR_NO_MEMORY: return "out of memory";
+    case HARMONIA_ERR_IO: return "input/output error";
+    case HARMONIA_ERR_CORRUPT: return "corrupt index or tree";
+    case HARMONIA_ERR_UNSUPPORTED: return "unsupported format";
+    case HARMONIA_ERR_DUPLICATE_KEY: return "duplicate key";
+    case HARMONIA_ERR_UNSORTED: return "input not sorted";
+    case HARMONIA_ERR_CAPACITY: return "tree too large";
+    case HARMONIA_ERR_NO_DEVICE: return "no usable GPU";
+    case HARMONIA_ERR_DEVICE: return "GPU error";
+    case HARMONIA_ERR_DEVICE_MEMORY: return "out of GPU memory";
+    case HARMONIA_ERR_KEY_EXISTS: return "key already present";
+    case HARMONIA_ERR_KEY_MISSING: return "key not present";
+    }
+    return "unknown status";
+}
+
+const char *harmonia_last_error(const harmonia_tree *tree)
+{
+    return tree ? tree->last_error : thread_last_error;
+}
+
+harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char *fmt, ...)
+{
+    char *buffer = tree ? tree->last_error : thread_last_error;
+    size_t size = tree ? sizeof tree->last_error : sizeof thread_last_error;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buffer, size, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+harmonia_tree *hm_tree_new(void) { return calloc(1, sizeof(harmonia_tree)); }
+
+void hm_tree_release_storage(harmonia_tree *tree)
+{
+    if (tree->mapping) {
+        munmap(tree->mapping, tree->mapping_bytes);
+        tree->mapping = NULL;
+        tree->mapping_bytes = 0;
+        tree->kr.keys = tree->kr.leaf_values = NULL;
+        tree->kr.first_child = NULL;
+        tree->kr.leaf_rank = NULL;
+    } else {
+        kr_tree_free_arrays(&tree->kr);
+    }
+}
+
+void harmonia_free(harmonia_tree *tree)
+{
+    if (!tree)
+        return;
+    hm_tree_release_storage(tree);
+    free(tree);
+}
+
+/* --- building --------------------------------------------------------------------------------- */
+
+void harmonia_build_config_init(harmonia_build_config *config)
+{
+    memset(config, 0, sizeof *config);
+    config->key_bits = 64;
+    config->fanout = HARMONIA_DEFAULT_FANOUT;
+    config->leaf_size = HARMONIA_DEFAULT_LEAF_SIZE;
+    config->leaf_fill = HARMONIA_DEFAULT_LEAF_FILL;
+    config->duplicates = HARMONIA_DUPLICATES_REJECT;
+}
+
+harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys,
+                               const void *values, uint64_t count, harmonia_tree **tree_out)
+{
+    if (!tree_out)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: tree_out is NULL");
+    *tree_out = NULL;
+    harmonia_build_config defaults;
+    if (!config) {
+        harmonia_build_config_init(&defaults);
+        config = &defaults;
+    }
+    kr_build_params p = {
+        .key_bits = config->key_bits ? config->key_bits : 64,
+        .fanout = config->fanout ? config->fanout : HARMONIA_DEFAULT_FANOUT,
+        .leaf_size = config->leaf_size ? config->leaf_size : HARMONIA_DEFAULT_LEAF_SIZE,
+        .leaf_fill = config->leaf_fill != 0.0 ? config->leaf_fill : HARMONIA_DEFAULT_LEAF_FILL,
+        .duplicates = config->duplicates,
+        .input_sorted = config->input_sorted,
+        .progress = config->progress,
+        .progress_arg = config->progress_arg,
+    };
+    if (p.key_bits != 32 && p.key_bits != 64)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "key width %" PRIu32 " bits: use 32 or 64", p.key_bits);
+    if (!kr_valid_node_size(p.fanout))
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "fanout %" PRIu32 ": use 8, 16, 32, 64 or 128", p.fanout);
+    if (!kr_valid_node_size(p.leaf_size))
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "leaf size %" PRIu32 ": use 8, 16, 32, 64 or 128",
+                       p.leaf_size);
+    if (!(p.leaf_fill > 0.0 && p.leaf_fill <= 1.0))
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "leaf fill %g: use a fraction in (0, 1]", p.leaf_fill);
+    if ((unsigned)p.duplicates > HARMONIA_DUPLICATES_KEEP_LAST)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "unknown duplicate policy %d", (int)p.duplicates);
+    if (count > 0 && !keys)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: keys is NULL with %" PRIu64 " pairs", count);
+    harmonia_tree *tree = hm_tree_new();
+    if (!tree)
+        return hm_fail(NULL, HARMONIA_ERR_NO_MEMORY, "out of memory allocating a tree handle");
+    kr_error err = {{0}};
+    /* the build's parallel regions follow the calling thread's OpenMP setting, restored after */
+    int saved_threads = omp_get_max_threads();
+    if (config->threads > 0)
+        omp_set_num_threads(config->threads);
+    harmonia_status st = kr_build(&tree->kr, &p, keys, values, count, &err);
+    omp_set_num_threads(saved_threads);
+    if (st != HARMONIA_OK) {
+        free(tree);
+        return hm_fail(NULL, st, "%s", err.message);
+    }
+    *tree_out = tree;
+    return HARMONIA_OK;
+}
+
+/* --- queries ---------------------------------------------------------------------------------- */
+
+void harmonia_query_config_init(harmonia_query_config *config)
+{
+    memset(config, 0, sizeof *config);
+    config->backend = HARMONIA_BACKEND_AUTO;
+}
+
+/* Resolves the backend of a query call: the CPU engine, or an error for a GPU that is not there. */
+static harmonia_status choose_backend(harmonia_tree *tree, const harmonia_query_config *config,
+                                      harmonia_backend *backend_out)
+{
+    harmonia_backend b = config ? config->backend : HARMONIA_BACKEND_AUTO;
+    if ((unsigned)b > HARMONIA_BACKEND_GPU)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown backend %d", (int)b);
+    if (b == HARMONIA_BACKEND_GPU)
+        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE,
+                       "the GPU backend was asked for, but this version has no GPU search engine yet");
+    *backend_out = HARMONIA_BACKEND_CPU;
+    return HARMONIA_OK;
+}
+
+static int query_threads(const harmonia_query_config *config)
+{
+    return config ? config->threads : 0;
+}
+
+#define REQUIRE_TREE(tree, fn)                                                                    \
+    do {                                                                                          \
+        if (!(tree))                                                                              \
+            return hm_fail(NULL, HARMONIA_ERR_INVALID, fn ": tree is NULL");                      \
+    } while (0)
+
+harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config,
+                                const void *queries, uint64_t count, void *values_out,
+                                uint8_t *found_out)
+{
+    REQUIRE_TREE(tree, "harmonia_lookup");
+    if (count > 0 && (!queries || !values_out || !found_out))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_lookup: NULL queries, values_out or found_out");
+    harmonia_backend backend;
+    harmonia_status st = choose_backend(tree, config, &backend);
+    if (st != HARMONIA_OK)
+        return st;
+    kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, query_threads(config));
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
+                                     const void *queries, uint64_t count, void *keys_out,
+                                     void *values_out, uint8_t *found_out)
+{
+    REQUIRE_TREE(tree, "harmonia_lower_bound");
+    if (count > 0 && (!queries || !found_out))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_lower_bound: NULL queries or found_out");
+    harmonia_backend backend;
+    harmonia_status st = choose_backend(tree, config, &backend);
+    if (st != HARMONIA_OK)
+        return st;
+    kr_lower_bound_batch(&tree->kr, queries, count, keys_out, values_out, found_out,
+                         query_threads(config));
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_config *config,
+                                     const void *lo, const void *hi, uint64_t count,
+                                     uint64_t *counts_out)
+{
+    REQUIRE_TREE(tree, "harmonia_range_count");
+    if (count > 0 && (!lo || !hi || !counts_out))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_range_count: NULL lo, hi or counts_out");
+    harmonia_backend backend;
+    harmonia_status st = choose_backend(tree, config, &backend);
+    if (st != HARMONIA_OK)
+        return st;
+    kr_range_count_batch(&tree->kr, lo, hi, count, counts_out, query_threads(config));
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+                                       const void *lo, const void *hi, uint64_t count,
+                                       uint64_t *offsets, void *keys_out, void *values_out)
+{
+    REQUIRE_TREE(tree, "harmonia_range_collect");
+    if (!offsets || (count > 0 && (!lo || !hi)))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_range_collect: NULL lo, hi or offsets");
+    harmonia_backend backend;
+    harmonia_status st = choose_backend(tree, config, &backend);
+    if (st != HARMONIA_OK)
+        return st;
+    if (!keys_out && !values_out) {
+        kr_range_offsets(&tree->kr, lo, hi, count, offsets, query_threads(config));
+        return HARMONIA_OK;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        if (offsets[i + 1] < offsets[i])
+            return hm_fail(tree, HARMONIA_ERR_INVALID,
+                           "harmonia_range_collect: offsets decrease at %" PRIu64 " (not from phase 1?)", i);
+    kr_range_collect_batch(&tree->kr, lo, hi, count, offsets, keys_out, values_out,
+                           query_threads(config));
+    return HARMONIA_OK;
+}
+
+/* --- integrity and information ---------------------------------------------------------------- */
+
+harmonia_status harmonia_check(harmonia_tree *tree)
+{
+    REQUIRE_TREE(tree, "harmonia_check");
+    kr_error err = {{0}};
+    harmonia_status st = kr_check_tree(&tree->kr, &err);
+    if (st != HARMONIA_OK)
+        return hm_fail(tree, st, "%s", err.message);
+    tree->last_error[0] = 0;
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *info)
+{
+    if (!tree || !info)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_info: NULL tree or info");
+    const kr_tree *t = &tree->kr;
+    memset(info, 0, sizeof *info);
+    info->key_bits = t->key_bits;
+    info->fanout = t->fanout;
+    info->leaf_size = t->leaf_size;
+    info->height = t->height;
+    info->key_count = t->n_keys;
+    info->internal_nodes = t->n_internal;
+    info->leaf_count = t->n_leaves;
+    for (uint32_t l = 0; l < t->height && l < HARMONIA_MAX_LEVELS; l++)
+        info->level_nodes[l] = t->level_start[l + 1] - t->level_start[l];
+    info->key_region_bytes = kr_key_slots(t) * kr_key_bytes(t);
+    info->leaf_value_bytes = t->n_leaves * t->leaf_size * kr_key_bytes(t);
+    info->prefix_sum_bytes = (t->n_internal + 1) * sizeof(uint32_t);
+    info->leaf_rank_bytes = (t->n_leaves + 1) * sizeof(uint64_t);
+    info->total_bytes = info->key_region_bytes + info->leaf_value_bytes + info->prefix_sum_bytes +
+                        info->leaf_rank_bytes;
+    info->leaf_fill = (double)t->n_keys / ((double)t->n_leaves * t->leaf_size);
+    if (t->n_keys > 0) {
+        uint64_t ignored;
+        kr_at_rank(t, 0, &info->min_key, &ignored);
+        kr_at_rank(t, t->n_keys - 1, &info->max_key, &ignored);
+    }
+    info->version = tree->version;
+    info->ntg_group_size = tree->ntg_group_size;
+    info->mapped = tree->mapping != NULL;
+    uint32_t constant_levels = 0;
+    info->constant_prefix_entries = ps_constant_entries(t, &constant_levels);
+    info->constant_prefix_levels = constant_levels;
+    return HARMONIA_OK;
+}

@@ -1,0 +1,34 @@
+/* tree_internal.h — the owning host object behind the public harmonia_tree handle, shared by the
+ * front (tree.c), the index files (index_file.c) and the updater. Not part of the public API. */
+#ifndef HARMONIA_TREE_INTERNAL_H
+#define HARMONIA_TREE_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "harmonia.h"
+#include "key_region/key_region.h"
+
+struct harmonia_tree {
+    kr_tree kr;               /* the layout; its arrays are malloc'd or point into mapping */
+    uint64_t version;         /* bumped by each applied update batch */
+    uint32_t ntg_group_size;  /* stored NTG choice, 0 = none */
+    void *mapping;            /* the mapped index file when loaded, else NULL */
+    size_t mapping_bytes;
+    char last_error[512];
+};
+
+/* Records a message as the tree's last error (or the thread's when tree is NULL) and returns
+ * status, so that failing paths read `return hm_fail(tree, STATUS, "...", ...)`. */
+harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Allocates a zeroed tree handle (NULL on allocation failure). */
+harmonia_tree *hm_tree_new(void);
+
+/* Frees the layout arrays (or unmaps the file) of a tree, leaving the handle itself. */
+void hm_tree_release_storage(harmonia_tree *tree);
+
+#endif /* HARMONIA_TREE_INTERNAL_H */

@@ -1,0 +1,231 @@
+/* harmonia.h — the one public header of libharmonia: types, status codes and every public
+ * function with its contract. Internals (node layout, kernels, file format details) live in the
+ * component folders; nothing here exposes them. */
+#ifndef HARMONIA_H
+#define HARMONIA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HARMONIA_VERSION_STRING "0.1.0"
+
+/* The deepest tree the library builds (levels, root to leaves). With F >= 8 and at least
+ * F/2 children per internal node this is far beyond any tree that fits in memory. */
+#define HARMONIA_MAX_LEVELS 32
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes. Every function that can fail returns one; HARMONIA_OK is 0. A failing function
+ * also records a message in words (see harmonia_last_error). No function aborts on bad input.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum harmonia_status {
+    HARMONIA_OK = 0,
+    HARMONIA_ERR_INVALID = 1,        /* a bad argument: NULL pointer, unsupported F/L/width ... */
+    HARMONIA_ERR_NO_MEMORY = 2,      /* a host allocation failed */
+    HARMONIA_ERR_IO = 3,             /* a file could not be opened, read, written or synced */
+    HARMONIA_ERR_CORRUPT = 4,        /* an index file or a tree failed a check */
+    HARMONIA_ERR_UNSUPPORTED = 5,    /* an index file of another format version, key width ... */
+    HARMONIA_ERR_DUPLICATE_KEY = 6,  /* build input holds a key twice under the reject policy */
+    HARMONIA_ERR_UNSORTED = 7,       /* input promised sorted is not */
+    HARMONIA_ERR_CAPACITY = 8,       /* the tree would exceed a size limit of the layout */
+    HARMONIA_ERR_NO_DEVICE = 9,      /* the GPU backend was asked for and no GPU is usable */
+    HARMONIA_ERR_DEVICE = 10,        /* a CUDA call failed */
+    HARMONIA_ERR_DEVICE_MEMORY = 11, /* not enough GPU memory */
+    HARMONIA_ERR_KEY_EXISTS = 12,    /* update batch: insert of a present key, strict policy */
+    HARMONIA_ERR_KEY_MISSING = 13,   /* update batch: update of a missing key, strict policy */
+} harmonia_status;
+
+/* A constant English description of a status code ("invalid argument", ...). Never NULL. */
+const char *harmonia_strerror(harmonia_status status);
+
+typedef struct harmonia_tree harmonia_tree;
+
+/* The message of the last failure. With a tree: the last failure of a call on that tree (the
+ * empty string if none). With NULL: the last failure in the calling thread of a call that has no
+ * tree yet (harmonia_build, harmonia_load) or was given a NULL tree. The pointer stays valid until
+ * the next failing call on the same tree / thread. Never NULL. */
+const char *harmonia_last_error(const harmonia_tree *tree);
+
+/* Progress of long steps (build, load, save): phase names the step, fraction is in [0, 1].
+ * Called from the calling thread only. */
+typedef void (*harmonia_progress_fn)(void *arg, const char *phase, double fraction);
+
+/* ---------------------------------------------------------------------------------------------
+ * Building.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum harmonia_duplicates {
+    HARMONIA_DUPLICATES_REJECT = 0, /* a key present twice is HARMONIA_ERR_DUPLICATE_KEY */
+    HARMONIA_DUPLICATES_KEEP_FIRST, /* keep the pair that comes first in the input */
+    HARMONIA_DUPLICATES_KEEP_LAST,  /* keep the pair that comes last in the input */
+} harmonia_duplicates;
+
+typedef struct harmonia_build_config {
+    uint32_t key_bits;     /* 32 or 64: the width of keys and of values. Default 64. */
+    uint32_t fanout;       /* F, children per internal node: 8, 16, 32, 64 or 128. 0 = default. */
+    uint32_t leaf_size;    /* L, key slots per leaf: 8, 16, 32, 64 or 128. 0 = default. */
+    double leaf_fill;      /* fraction of L filled by a bulk build, in (0, 1]. 0 = default. */
+    harmonia_duplicates duplicates; /* policy for a key present more than once */
+    bool input_sorted;     /* the caller promises keys in ascending order; verified, not sorted */
+    int threads;           /* OpenMP threads; 0 = OpenMP's default */
+    harmonia_progress_fn progress; /* optional */
+    void *progress_arg;
+} harmonia_build_config;
+
+#define HARMONIA_DEFAULT_FANOUT 16
+#define HARMONIA_DEFAULT_LEAF_SIZE 16
+#define HARMONIA_DEFAULT_LEAF_FILL 1.0
+
+/* Fills *config with the defaults. */
+void harmonia_build_config_init(harmonia_build_config *config);
+
+/* Builds a tree from count pairs (keys[i], values[i]), both arrays of config->key_bits-wide
+ * unsigned integers in host memory, in any order (unless config->input_sorted). values may be NULL:
+ * then each key's value is its position in the input (a row id). Every key value, 0 and the
+ * maximum included, is a valid key. Duplicates follow config->duplicates. count may be 0 (an empty
+ * tree). The inputs are not modified and may be freed afterwards. Synchronous; OpenMP-parallel.
+ * On success *tree_out owns the new tree (free with harmonia_free). On failure *tree_out is NULL and
+ * the message (harmonia_last_error(NULL)) names the problem, e.g. the first out-of-order position
+ * or the first duplicate key.
+ * Errors: INVALID, NO_MEMORY, DUPLICATE_KEY, UNSORTED, CAPACITY. */
+harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys,
+                               const void *values, uint64_t count, harmonia_tree **tree_out);
+
+/* Frees a tree and everything it owns (host memory, a mapped file, the device copy). NULL is a
+ * no-op. */
+void harmonia_free(harmonia_tree *tree);
+
+/* ---------------------------------------------------------------------------------------------
+ * Queries. Every query function takes arrays of count queries of the tree's key width and writes
+ * count results in the same order. count may be 0. A NULL config means the defaults.
+ * Queries do not modify the tree; several threads may query one tree at once (CPU backend).
+ * ------------------------------------------------------------------------------------------- */
+typedef enum harmonia_backend {
+    HARMONIA_BACKEND_AUTO = 0, /* the GPU when one is usable, else the CPU */
+    HARMONIA_BACKEND_CPU,      /* the OpenMP CPU engine */
+    HARMONIA_BACKEND_GPU,      /* the GPU engine; HARMONIA_ERR_NO_DEVICE when none is usable */
+} harmonia_backend;
+
+typedef struct harmonia_query_config {
+    harmonia_backend backend;
+    int threads;               /* CPU engine: OpenMP threads; 0 = OpenMP's default */
+} harmonia_query_config;
+
+void harmonia_query_config_init(harmonia_query_config *config);
+
+/* Point lookups: for each i, found_out[i] = 1 and values_out[i] = the value of queries[i] if the
+ * key is present, else found_out[i] = 0 and values_out[i] = 0. Synchronous.
+ * Errors: INVALID (NULL arrays with count > 0), NO_DEVICE, DEVICE, DEVICE_MEMORY. */
+harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config,
+                                const void *queries, uint64_t count, void *values_out,
+                                uint8_t *found_out);
+
+/* Lower bound: for each i, the smallest key >= queries[i] and its value, found_out[i] = 1; when no
+ * key is >= queries[i], found_out[i] = 0 and keys_out[i] = values_out[i] = 0. keys_out or
+ * values_out may be NULL when not wanted; found_out may not. Synchronous. */
+harmonia_status harmonia_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
+                                     const void *queries, uint64_t count, void *keys_out,
+                                     void *values_out, uint8_t *found_out);
+
+/* Range count: counts_out[i] = the number of keys k with lo[i] <= k <= hi[i] (inclusive on both
+ * ends; lo > hi is an empty range, count 0, not an error). Synchronous. */
+harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_config *config,
+                                     const void *lo, const void *hi, uint64_t count,
+                                     uint64_t *counts_out);
+
+/* Range collect, in two phases (as CUB's device calls):
+ * phase 1, keys_out == NULL and values_out == NULL: fills offsets[0 .. count] (count + 1 entries)
+ *   with the exclusive scan of the range counts; offsets[count] is the total number of pairs.
+ * phase 2, keys_out and/or values_out non-NULL with room for offsets[count] entries each: writes
+ *   the pairs of range i, ascending by key, to positions offsets[i] .. offsets[i+1]-1. offsets
+ *   must be those of phase 1 for the same tree and ranges (they are read, not recomputed).
+ * Synchronous. */
+harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+                                       const void *lo, const void *hi, uint64_t count,
+                                       uint64_t *offsets, void *keys_out, void *values_out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Index files.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Saves the tree to path atomically: the file at path is either the old one or the complete new
+ * one, never a mix, even if the process dies (temporary file in the same folder, fsync, rename,
+ * fsync of the folder). Synchronous. Errors: INVALID, IO (with the OS's reason). */
+harmonia_status harmonia_save(harmonia_tree *tree, const char *path);
+
+typedef struct harmonia_load_config {
+    bool verify;                   /* check checksums and run the integrity checker (default on) */
+    harmonia_progress_fn progress; /* optional */
+    void *progress_arg;
+} harmonia_load_config;
+
+void harmonia_load_config_init(harmonia_load_config *config);
+
+/* Loads an index file written by harmonia_save, mapping it into memory (the tree reads the file's
+ * pages in place; it stays valid while the tree lives). Sizes, offsets and counts are always
+ * validated; with config->verify (the default), every section's checksum and the integrity
+ * checker too. A NULL config means the defaults. A damaged file is rejected, never a crash.
+ * Errors: INVALID, IO, CORRUPT (what is wrong, in words), UNSUPPORTED (another format version or
+ * an unknown key width), NO_MEMORY. */
+harmonia_status harmonia_load(const char *path, const harmonia_load_config *config,
+                              harmonia_tree **tree_out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Integrity and information.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Walks the whole tree and checks every invariant of the layout (keys strictly increasing within
+ * nodes and across the leaves, separators consistent with their children, prefix sums monotone and
+ * consistent with the level sizes, counts matching, padding). Returns OK or CORRUPT with the first
+ * broken invariant in words in harmonia_last_error(tree). Synchronous, read-only. */
+harmonia_status harmonia_check(harmonia_tree *tree);
+
+typedef struct harmonia_tree_info {
+    uint32_t key_bits;
+    uint32_t fanout;
+    uint32_t leaf_size;
+    uint32_t height;            /* levels; 1 = the root is a leaf */
+    uint64_t key_count;
+    uint64_t internal_nodes;
+    uint64_t leaf_count;
+    uint64_t level_nodes[HARMONIA_MAX_LEVELS]; /* nodes per level, root first */
+    uint64_t key_region_bytes;  /* keys of all nodes */
+    uint64_t leaf_value_bytes;
+    uint64_t prefix_sum_bytes;  /* the first-child array */
+    uint64_t leaf_rank_bytes;   /* keys before each leaf */
+    uint64_t total_bytes;
+    double leaf_fill;           /* key_count / (leaf_count * leaf_size) */
+    uint64_t min_key, max_key;  /* valid when key_count > 0 */
+    uint64_t version;           /* bumped by each applied update batch */
+    uint32_t ntg_group_size;    /* the stored NTG choice; 0 = none stored */
+    bool mapped;                /* the tree reads a mapped index file */
+    uint64_t constant_prefix_entries; /* first-child entries the GPU keeps in __constant__ memory */
+    uint32_t constant_prefix_levels;  /* the whole internal levels those entries cover */
+} harmonia_tree_info;
+
+harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *info_out);
+
+/* ---------------------------------------------------------------------------------------------
+ * The GPU.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct harmonia_device_info {
+    char name[256];
+    int sm_count;
+    int compute_major, compute_minor;
+    uint64_t l2_bytes;
+    uint64_t global_memory_bytes;
+    uint64_t free_memory_bytes;
+    uint64_t constant_memory_bytes;
+} harmonia_device_info;
+
+/* Probes GPU 0. Returns OK and fills *info when a GPU is usable; otherwise NO_DEVICE with the reason
+ * ("built without CUDA", "no CUDA-capable device is detected", ...) in harmonia_last_error(NULL). */
+harmonia_status harmonia_device_probe(harmonia_device_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HARMONIA_H */

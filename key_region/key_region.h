@@ -1,0 +1,220 @@
+/* key_region.h — the node format and the breadth-first key region of a Harmonia tree, with the
+ * leaf values and leaf ranks beside it: the layout, its invariants, bulk build, the CPU search
+ * engine and the integrity checker. The first-child array is owned by prefix_sum/.
+ *
+ * ============================== THE LAYOUT (read before any code) ==============================
+ *
+ * Nodes are numbered breadth-first, root = node 0, level by level, leaves last:
+ *
+ *     level 0          [ 0 ]                       level_start[0] = 0
+ *     level 1       [ 1 ][ 2 ][ 3 ]                level_start[1] = 1
+ *     level 2 (leaves) [4][5][6][7][8][9][10]      level_start[2] = 4 = n_internal
+ *                                                  level_start[3] = 11 = n_nodes
+ *
+ * KEY REGION (keys): one array of key_bits-wide unsigned keys. Internal node i (i < n_internal)
+ *   owns the F slots keys[i*F .. i*F+F-1]; leaf node i owns the L slots starting at
+ *   n_internal*F + (i - n_internal)*L. (kr_node_key_offset computes it.)
+ * INTERNAL NODE i with c = first_child[i+1] - first_child[i] children (2 <= c <= F; the root of a
+ *   tree of height >= 2 too): slots 0 .. c-2 hold the separators s_0 < s_1 < ... < s_{c-2};
+ *   slots c-1 .. F-1 hold the maximum key (padding). Child j (0 <= j < c) is node
+ *   first_child[i] + j and holds exactly the keys k of the subtree with s_{j-1} <= k < s_j
+ *   (s_{-1} = -inf, s_{c-1} = +inf). A search for q goes to child j = the number of separators
+ *   <= q; counting over all F slots and clamping to c-1 gives the same child, because padding only
+ *   counts when q is the maximum key, and then every separator counts too.
+ *   A bulk build and the updater set s_{j-1} = the smallest key of child j's subtree.
+ * LEAF i (leaf index li = i - n_internal): n = leaf_rank[li+1] - leaf_rank[li] keys, strictly
+ *   increasing, in slots 0 .. n-1; slots n .. L-1 hold the maximum key. 1 <= n <= L, except in the
+ *   empty tree (one leaf, n = 0). Keys strictly increase across the whole leaf level.
+ *   So a key equal to the maximum found in a leaf slot is real only if the tree holds the maximum
+ *   key (max_key_present), and then it is the last key of the last leaf: the GPU point lookup needs
+ *   no count.
+ * LEAF VALUES (leaf_values): the value of the key in leaf slot s of leaf li is
+ *   leaf_values[li*L + s]; padding slots hold 0.
+ * LEAF RANKS (leaf_rank, n_leaves + 1 entries): leaf_rank[li] = the number of keys in leaves
+ *   before li; leaf_rank[0] = 0, leaf_rank[n_leaves] = n_keys. The global rank of leaf slot s is
+ *   leaf_rank[li] + s, so a range count is two descents and no scan.
+ * FIRST-CHILD ARRAY (prefix_sum/, first_child, n_internal + 1 entries of uint32_t): see
+ *   prefix_sum.h. first_child[i] is the node number of internal node i's first child;
+ *   first_child[n_internal] = n_nodes.
+ * LEVELS: level_start[l] is the first node of level l, level_start[height] = n_nodes. The root is
+ *   level 0, the leaves are level height-1. A tree of height 1 is a single leaf (no internal
+ *   nodes). All leaves are at the same depth.
+ * LIMITS: n_nodes < 2^32 (first_child is 32-bit); height <= HARMONIA_MAX_LEVELS.
+ *
+ * kr_check_tree verifies every sentence above and reports the first one broken, in words.
+ * ============================================================================================ */
+#ifndef HARMONIA_KEY_REGION_H
+#define HARMONIA_KEY_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harmonia.h"
+
+#define KR_MAX_LEVELS HARMONIA_MAX_LEVELS
+
+/* Node sizes the build offers (powers of two). */
+#define KR_MIN_NODE 8
+#define KR_MAX_NODE 128
+
+typedef struct kr_tree {
+    uint32_t key_bits;   /* 32 or 64: keys and values */
+    uint32_t fanout;     /* F */
+    uint32_t leaf_size;  /* L */
+    uint32_t height;     /* levels */
+    uint64_t n_keys;
+    uint64_t n_internal;
+    uint64_t n_leaves;
+    uint64_t n_nodes;
+    uint64_t level_start[KR_MAX_LEVELS + 1];
+    void *keys;            /* key region: n_internal*F + n_leaves*L keys */
+    void *leaf_values;     /* n_leaves*L values */
+    uint32_t *first_child; /* n_internal + 1 entries */
+    uint64_t *leaf_rank;   /* n_leaves + 1 entries */
+} kr_tree;
+
+static inline uint64_t kr_max_key(uint32_t key_bits)
+{
+    return key_bits == 32 ? UINT32_MAX : UINT64_MAX;
+}
+
+static inline size_t kr_key_bytes(const kr_tree *t) { return t->key_bits / 8; }
+
+/* Number of key slots in the key region. */
+static inline uint64_t kr_key_slots(const kr_tree *t)
+{
+    return t->n_internal * t->fanout + t->n_leaves * t->leaf_size;
+}
+
+/* Slot index of node i's first key in the key region. */
+static inline uint64_t kr_node_key_offset(const kr_tree *t, uint64_t node)
+{
+    return node < t->n_internal
+               ? node * t->fanout
+               : t->n_internal * t->fanout + (node - t->n_internal) * t->leaf_size;
+}
+
+/* Slot index of the first key of leaf li (0-based leaf number) in the key region. */
+static inline uint64_t kr_leaf_key_offset(const kr_tree *t, uint64_t leaf)
+{
+    return t->n_internal * t->fanout + leaf * t->leaf_size;
+}
+
+/* Key or value at slot s of a width-generic array. */
+static inline uint64_t kr_load(const void *array, uint32_t key_bits, uint64_t slot)
+{
+    return key_bits == 32 ? ((const uint32_t *)array)[slot] : ((const uint64_t *)array)[slot];
+}
+
+static inline void kr_store(void *array, uint32_t key_bits, uint64_t slot, uint64_t v)
+{
+    if (key_bits == 32)
+        ((uint32_t *)array)[slot] = (uint32_t)v;
+    else
+        ((uint64_t *)array)[slot] = v;
+}
+
+/* Whether the tree holds the maximum key (then it is the last key of the last leaf). */
+static inline bool kr_max_key_present(const kr_tree *t)
+{
+    if (t->n_keys == 0)
+        return false;
+    uint64_t last_leaf = t->n_leaves - 1;
+    uint64_t in_last = t->leaf_rank[t->n_leaves] - t->leaf_rank[last_leaf];
+    return kr_load(t->keys, t->key_bits, kr_leaf_key_offset(t, last_leaf) + in_last - 1) ==
+           kr_max_key(t->key_bits);
+}
+
+static inline bool kr_valid_node_size(uint32_t s)
+{
+    return s >= KR_MIN_NODE && s <= KR_MAX_NODE && (s & (s - 1)) == 0;
+}
+
+/* Message buffer used by the component functions to report a failure in words. */
+typedef struct kr_error {
+    char message[512];
+} kr_error;
+
+void kr_set_error(kr_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* --- bulk build (kr_build.c) ------------------------------------------------------------------ */
+
+typedef struct kr_build_params {
+    uint32_t key_bits, fanout, leaf_size;
+    double leaf_fill;
+    harmonia_duplicates duplicates;
+    bool input_sorted;
+    harmonia_progress_fn progress;
+    void *progress_arg;
+} kr_build_params;
+
+/* Builds *tree (zeroed by the caller) from count pairs; values NULL = positions. Allocates every
+ * array with malloc; on failure frees what it allocated and leaves *tree zeroed. */
+harmonia_status kr_build(kr_tree *tree, const kr_build_params *params, const void *keys,
+                         const void *values, uint64_t count, kr_error *err);
+
+/* Builds *tree (zeroed by the caller) from count pairs with strictly increasing keys (the caller
+ * guarantees it): ceil(count / (L * leaf_fill)) leaves with key counts as even as possible, then the
+ * internal levels. values NULL = positions. Used by kr_build and by full rebuilds. */
+harmonia_status kr_build_from_sorted_unique(kr_tree *tree, uint32_t key_bits, uint32_t fanout,
+                                            uint32_t leaf_size, double leaf_fill,
+                                            const void *keys, const void *values, uint64_t count,
+                                            kr_error *err);
+
+/* Plans the levels above tree->n_leaves leaves with tree->fanout: sets height, level_start,
+ * n_internal and n_nodes. Every level's nodes get child counts as even as possible, so each internal
+ * node has between 2 and F children. CAPACITY if the tree would be too large. */
+harmonia_status kr_plan_levels(kr_tree *tree, kr_error *err);
+
+/* Allocates keys (the full key region), leaf_values, leaf_rank and first_child for the planned
+ * shape. NO_MEMORY on failure, with nothing left allocated. */
+harmonia_status kr_alloc_arrays(kr_tree *tree, kr_error *err);
+
+/* With the shape planned, the arrays allocated and the leaf level filled (its key slots, leaf_values,
+ * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array.
+ * Used by the bulk build and by the updater's re-layout. */
+void kr_build_internal_levels(kr_tree *tree);
+
+/* Sorts count (key, value) pairs ascending by key, stable (equal keys keep input order).
+ * OpenMP-parallel LSD radix sort; keys/values arrays of key_bits width. */
+harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
+                              kr_error *err);
+
+void kr_tree_free_arrays(kr_tree *tree);
+
+/* --- CPU engine (kr_search.c) ----------------------------------------------------------------- */
+
+/* The leaf (node number) where a search for q ends, descending with the first-child array. */
+uint64_t kr_descend(const kr_tree *t, uint64_t q);
+
+void kr_lookup_batch(const kr_tree *t, const void *queries, uint64_t count, void *values_out,
+                     uint8_t *found_out, int threads);
+void kr_lower_bound_batch(const kr_tree *t, const void *queries, uint64_t count, void *keys_out,
+                          void *values_out, uint8_t *found_out, int threads);
+void kr_range_count_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
+                          uint64_t *counts_out, int threads);
+/* Writes offsets[0..count] (exclusive scan of the counts). */
+void kr_range_offsets(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
+                      uint64_t *offsets, int threads);
+void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
+                            const uint64_t *offsets, void *keys_out, void *values_out,
+                            int threads);
+
+/* Global rank (number of keys < q). */
+uint64_t kr_rank(const kr_tree *t, uint64_t q);
+/* Key and value of the key with global rank r (r < n_keys). */
+void kr_at_rank(const kr_tree *t, uint64_t r, uint64_t *key, uint64_t *value);
+
+/* --- integrity checker (kr_check.c) ----------------------------------------------------------- */
+
+/* Checks every invariant of the layout above. Returns HARMONIA_OK or HARMONIA_ERR_CORRUPT with the
+ * first broken invariant in err. Safe on any contents as long as the array sizes implied by the
+ * counts are allocated (the loader validates those sizes first). */
+harmonia_status kr_check_tree(const kr_tree *tree, kr_error *err);
+
+#endif /* HARMONIA_KEY_REGION_H */

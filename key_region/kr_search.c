@@ -1,0 +1,106 @@
+/* kr_search.c — the CPU search engine over the Harmonia layout: point lookup, lower bound, range
+ * count and range collect, OpenMP-parallel over queries, descending with the first-child array
+ * exactly as the GPU kernels do. It is the reference every GPU result is checked against. */
+#include <omp.h>
+#include <string.h>
+
+#include "key_region/key_region.h"
+
+/* Queries descended together by one thread so that their cache misses overlap. */
+#define SEARCH_GROUP 16
+
+#define KR_T uint32_t
+#define KR_FN(name) name##_u32
+#include "key_region/kr_search_impl.h"
+#undef KR_T
+#undef KR_FN
+
+#define KR_T uint64_t
+#define KR_FN(name) name##_u64
+#include "key_region/kr_search_impl.h"
+#undef KR_T
+#undef KR_FN
+
+static int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+
+uint64_t kr_descend(const kr_tree *t, uint64_t q)
+{
+    uint64_t leaf;
+    uint32_t slot;
+    if (t->key_bits == 32)
+        locate_u32(t, (uint32_t)q, &leaf, &slot);
+    else
+        locate_u64(t, q, &leaf, &slot);
+    return t->n_internal + leaf;
+}
+
+uint64_t kr_rank(const kr_tree *t, uint64_t q)
+{
+    return t->key_bits == 32 ? rank_u32(t, (uint32_t)q) : rank_u64(t, q);
+}
+
+void kr_at_rank(const kr_tree *t, uint64_t r, uint64_t *key, uint64_t *value)
+{
+    /* the leaf holding rank r: the last leaf whose leaf_rank is <= r */
+    uint64_t lo = 0, hi = t->n_leaves; /* answer in [lo, hi) */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->leaf_rank[mid] <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint64_t slot = r - t->leaf_rank[lo];
+    *key = kr_load(t->keys, t->key_bits, kr_leaf_key_offset(t, lo) + slot);
+    *value = kr_load(t->leaf_values, t->key_bits, lo * t->leaf_size + slot);
+}
+
+void kr_lookup_batch(const kr_tree *t, const void *queries, uint64_t count, void *values_out,
+                     uint8_t *found_out, int threads)
+{
+    if (t->key_bits == 32)
+        lookup_batch_u32(t, queries, count, values_out, found_out, resolve_threads(threads));
+    else
+        lookup_batch_u64(t, queries, count, values_out, found_out, resolve_threads(threads));
+}
+
+void kr_lower_bound_batch(const kr_tree *t, const void *queries, uint64_t count, void *keys_out,
+                          void *values_out, uint8_t *found_out, int threads)
+{
+    if (t->key_bits == 32)
+        lower_bound_batch_u32(t, queries, count, keys_out, values_out, found_out,
+                              resolve_threads(threads));
+    else
+        lower_bound_batch_u64(t, queries, count, keys_out, values_out, found_out,
+                              resolve_threads(threads));
+}
+
+void kr_range_count_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
+                          uint64_t *counts_out, int threads)
+{
+    if (t->key_bits == 32)
+        range_count_batch_u32(t, lo, hi, count, counts_out, resolve_threads(threads));
+    else
+        range_count_batch_u64(t, lo, hi, count, counts_out, resolve_threads(threads));
+}
+
+void kr_range_offsets(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
+                      uint64_t *offsets, int threads)
+{
+    /* counts into offsets[1..count], then an in-place inclusive scan makes the exclusive scan */
+    offsets[0] = 0;
+    kr_range_count_batch(t, lo, hi, count, offsets + 1, threads);
+    for (uint64_t i = 1; i <= count; i++)
+        offsets[i] += offsets[i - 1];
+}
+
+void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
+                            const uint64_t *offsets, void *keys_out, void *values_out, int threads)
+{
+    if (t->key_bits == 32)
+        range_collect_batch_u32(t, lo, hi, count, offsets, keys_out, values_out,
+                                resolve_threads(threads));
+    else
+        range_collect_batch_u64(t, lo, hi, count, offsets, keys_out, values_out,
+                                resolve_threads(threads));
+}

@@ -1,0 +1,69 @@
+/* prefix_sum.c — builds and checks the first-child array and computes its __constant__ cut.
+ * The device upload lives with the GPU engine (ntg/), which owns the __constant__ symbol. */
+#include "prefix_sum/prefix_sum.h"
+
+#include <inttypes.h>
+
+void ps_build_first_child(uint32_t *first_child, const uint32_t *child_counts,
+                          uint64_t n_internal)
+{
+    uint64_t next = 1;
+    for (uint64_t i = 0; i < n_internal; i++) {
+        first_child[i] = (uint32_t)next;
+        next += child_counts[i];
+    }
+    first_child[n_internal] = (uint32_t)next;
+}
+
+uint64_t ps_constant_entries(const kr_tree *tree, uint32_t *levels_out)
+{
+    uint32_t levels = 0;
+    uint64_t entries = 0;
+    /* internal levels are 0 .. height-2; a level fits when its entries plus the sentinel do */
+    for (uint32_t l = 0; l + 1 < tree->height; l++) {
+        uint64_t end = tree->level_start[l + 1];
+        if (end + 1 > PS_CONSTANT_MAX_ENTRIES)
+            break;
+        entries = end + 1;
+        levels = l + 1;
+    }
+    if (levels_out)
+        *levels_out = levels;
+    return entries;
+}
+
+harmonia_status ps_check(const kr_tree *t, kr_error *err)
+{
+    if (t->n_internal == 0)
+        return HARMONIA_OK;
+    const uint32_t *fc = t->first_child;
+    if (fc[0] != 1) {
+        kr_set_error(err, "prefix sums: first_child[0] is %" PRIu32 ", not 1", fc[0]);
+        return HARMONIA_ERR_CORRUPT;
+    }
+    for (uint64_t i = 0; i < t->n_internal; i++) {
+        uint64_t c = (uint64_t)fc[i + 1] - fc[i];
+        if (fc[i + 1] <= fc[i] || c < 2 || c > t->fanout) {
+            kr_set_error(err,
+                         "prefix sums: internal node %" PRIu64 " has %" PRId64
+                         " children (first_child %" PRIu32 " -> %" PRIu32 "), not in [2, %" PRIu32 "]",
+                         i, (int64_t)fc[i + 1] - (int64_t)fc[i], fc[i], fc[i + 1], t->fanout);
+            return HARMONIA_ERR_CORRUPT;
+        }
+    }
+    for (uint32_t l = 0; l + 1 < t->height; l++) {
+        if (fc[t->level_start[l]] != t->level_start[l + 1]) {
+            kr_set_error(err,
+                         "prefix sums: the first child of level %" PRIu32 " is node %" PRIu32
+                         ", but level %" PRIu32 " starts at node %" PRIu64,
+                         l, fc[t->level_start[l]], l + 1, t->level_start[l + 1]);
+            return HARMONIA_ERR_CORRUPT;
+        }
+    }
+    if (fc[t->n_internal] != t->n_nodes) {
+        kr_set_error(err, "prefix sums: first_child[n_internal] is %" PRIu32 ", not n_nodes %" PRIu64,
+                     fc[t->n_internal], t->n_nodes);
+        return HARMONIA_ERR_CORRUPT;
+    }
+    return HARMONIA_OK;
+}
