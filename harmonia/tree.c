@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include "harmonia/gpu_engine.h"
 #include "harmonia/tree_internal.h"
 #include "prefix_sum/prefix_sum.h"
 
@@ -72,6 +73,7 @@ void harmonia_free(harmonia_tree *tree)
 {
     if (!tree)
         return;
+    hm_gpu_release(tree);
     hm_tree_release_storage(tree);
     free(tree);
 }
@@ -146,19 +148,29 @@ void harmonia_query_config_init(harmonia_query_config *config)
 {
     memset(config, 0, sizeof *config);
     config->backend = HARMONIA_BACKEND_AUTO;
+    config->psa = 1;
+    config->memory = HARMONIA_MEMORY_AUTO;
 }
 
-/* Resolves the backend of a query call: the CPU engine, or an error for a GPU that is not there. */
+/* Resolves the backend of a query call: auto takes the GPU when one is usable. The CPU engine
+ * reads host memory only. */
 static harmonia_status choose_backend(harmonia_tree *tree, const harmonia_query_config *config,
                                       harmonia_backend *backend_out)
 {
     harmonia_backend b = config ? config->backend : HARMONIA_BACKEND_AUTO;
     if ((unsigned)b > HARMONIA_BACKEND_GPU)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown backend %d", (int)b);
-    if (b == HARMONIA_BACKEND_GPU)
-        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE,
-                       "the GPU backend was asked for, but this version has no GPU search engine yet");
-    *backend_out = HARMONIA_BACKEND_CPU;
+    if (b == HARMONIA_BACKEND_AUTO)
+        b = hm_gpu_usable() ? HARMONIA_BACKEND_GPU : HARMONIA_BACKEND_CPU;
+    if (b == HARMONIA_BACKEND_GPU && !hm_gpu_usable()) {
+        if (harmonia_device_probe(NULL) == HARMONIA_OK)
+            return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "the GPU backend was asked for, but this build has no GPU engine");
+        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "the GPU backend was asked for, but no GPU is usable: %s",
+                       harmonia_last_error(NULL));
+    }
+    if (b == HARMONIA_BACKEND_CPU && config && config->memory == HARMONIA_MEMORY_DEVICE)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "the CPU backend cannot read device memory");
+    *backend_out = b;
     return HARMONIA_OK;
 }
 
@@ -180,11 +192,34 @@ harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config
     REQUIRE_TREE(tree, "harmonia_lookup");
     if (count > 0 && (!queries || !values_out || !found_out))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_lookup: NULL queries, values_out or found_out");
-    harmonia_backend backend;
+    harmonia_backend backend = HARMONIA_BACKEND_CPU;
     harmonia_status st = choose_backend(tree, config, &backend);
     if (st != HARMONIA_OK)
         return st;
+    if (backend == HARMONIA_BACKEND_GPU)
+        return hm_gpu_lookup(tree, config, queries, count, values_out, found_out, NULL);
     kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, query_threads(config));
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
+                                          const void *queries, uint64_t count, void *values_out,
+                                          uint8_t *found_out, uint64_t *positions_out)
+{
+    REQUIRE_TREE(tree, "harmonia_lookup_unordered");
+    if (count > 0 && (!queries || !values_out || !found_out || !positions_out))
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "harmonia_lookup_unordered: NULL queries, values_out, found_out or positions_out");
+    harmonia_backend backend = HARMONIA_BACKEND_CPU;
+    harmonia_status st = choose_backend(tree, config, &backend);
+    if (st != HARMONIA_OK)
+        return st;
+    if (backend == HARMONIA_BACKEND_GPU)
+        return hm_gpu_lookup(tree, config, queries, count, values_out, found_out, positions_out);
+    kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, query_threads(config));
+#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+    for (uint64_t i = 0; i < count; i++)
+        positions_out[i] = i;
     return HARMONIA_OK;
 }
 
@@ -195,10 +230,12 @@ harmonia_status harmonia_lower_bound(harmonia_tree *tree, const harmonia_query_c
     REQUIRE_TREE(tree, "harmonia_lower_bound");
     if (count > 0 && (!queries || !found_out))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_lower_bound: NULL queries or found_out");
-    harmonia_backend backend;
+    harmonia_backend backend = HARMONIA_BACKEND_CPU;
     harmonia_status st = choose_backend(tree, config, &backend);
     if (st != HARMONIA_OK)
         return st;
+    if (backend == HARMONIA_BACKEND_GPU)
+        return hm_gpu_lower_bound(tree, config, queries, count, keys_out, values_out, found_out);
     kr_lower_bound_batch(&tree->kr, queries, count, keys_out, values_out, found_out,
                          query_threads(config));
     return HARMONIA_OK;
@@ -211,10 +248,12 @@ harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_c
     REQUIRE_TREE(tree, "harmonia_range_count");
     if (count > 0 && (!lo || !hi || !counts_out))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_range_count: NULL lo, hi or counts_out");
-    harmonia_backend backend;
+    harmonia_backend backend = HARMONIA_BACKEND_CPU;
     harmonia_status st = choose_backend(tree, config, &backend);
     if (st != HARMONIA_OK)
         return st;
+    if (backend == HARMONIA_BACKEND_GPU)
+        return hm_gpu_range_count(tree, config, lo, hi, count, counts_out);
     kr_range_count_batch(&tree->kr, lo, hi, count, counts_out, query_threads(config));
     return HARMONIA_OK;
 }
@@ -226,14 +265,18 @@ harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query
     REQUIRE_TREE(tree, "harmonia_range_collect");
     if (!offsets || (count > 0 && (!lo || !hi)))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_range_collect: NULL lo, hi or offsets");
-    harmonia_backend backend;
+    harmonia_backend backend = HARMONIA_BACKEND_CPU;
     harmonia_status st = choose_backend(tree, config, &backend);
     if (st != HARMONIA_OK)
         return st;
     if (!keys_out && !values_out) {
+        if (backend == HARMONIA_BACKEND_GPU)
+            return hm_gpu_range_offsets(tree, config, lo, hi, count, offsets);
         kr_range_offsets(&tree->kr, lo, hi, count, offsets, query_threads(config));
         return HARMONIA_OK;
     }
+    if (backend == HARMONIA_BACKEND_GPU)
+        return hm_gpu_range_collect(tree, config, lo, count, offsets, keys_out, values_out);
     for (uint64_t i = 0; i < count; i++)
         if (offsets[i + 1] < offsets[i])
             return hm_fail(tree, HARMONIA_ERR_INVALID,
@@ -289,5 +332,18 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
     uint32_t constant_levels = 0;
     info->constant_prefix_entries = ps_constant_entries(t, &constant_levels);
     info->constant_prefix_levels = constant_levels;
+    hm_gpu_fill_info(tree, info);
     return HARMONIA_OK;
+}
+
+harmonia_status harmonia_device_upload(harmonia_tree *tree)
+{
+    REQUIRE_TREE(tree, "harmonia_device_upload");
+    return hm_gpu_upload(tree);
+}
+
+void harmonia_device_release(harmonia_tree *tree)
+{
+    if (tree)
+        hm_gpu_release(tree);
 }

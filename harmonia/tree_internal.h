@@ -14,6 +14,7 @@ struct harmonia_tree {
     uint32_t ntg_group_size;  /* stored NTG choice, 0 = none */
     void *mapping;            /* the mapped index file when loaded, else NULL */
     size_t mapping_bytes;
+    struct hm_gpu *gpu;       /* the device copy and its pipeline (gpu_tree.cu), NULL if none */
     char last_error[512];
 };
 

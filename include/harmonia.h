@@ -109,11 +109,29 @@ typedef enum harmonia_backend {
     HARMONIA_BACKEND_GPU,      /* the GPU engine; HARMONIA_ERR_NO_DEVICE when none is usable */
 } harmonia_backend;
 
+/* Where query and result arrays live (GPU backend). The CPU backend takes host memory only. */
+typedef enum harmonia_memory {
+    HARMONIA_MEMORY_AUTO = 0, /* asked of the CUDA runtime per array (cudaPointerGetAttributes) */
+    HARMONIA_MEMORY_HOST,     /* host memory (pageable or pinned): streamed through staging buffers */
+    HARMONIA_MEMORY_DEVICE,   /* device memory of the tree's GPU: used in place */
+} harmonia_memory;
+
 typedef struct harmonia_query_config {
     harmonia_backend backend;
     int threads;               /* CPU engine: OpenMP threads; 0 = OpenMP's default */
+    /* --- GPU engine (ignored by the CPU engine) --- */
+    int psa;                   /* partially-sorted aggregation: 1 on (default), 0 off */
+    uint64_t psa_window;       /* queries sorted together; 0 = sized so a window's results stay in L2 */
+    uint32_t psa_bits;         /* bits sorted on; 0 = Eq. 2 over the span of the tree's keys */
+    uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F; 0 = the tree's
+                                  stored choice, else the default for its F */
+    harmonia_memory memory;    /* where the arrays of the call live */
+    void *stream;              /* cudaStream_t for device arrays; NULL = the default stream */
+    bool async;                /* device arrays: return once queued on stream (no host sync) */
 } harmonia_query_config;
 
+/* Fills *config with the defaults: backend auto, PSA on with the default window, G from the tree,
+ * memory auto, synchronous. */
 void harmonia_query_config_init(harmonia_query_config *config);
 
 /* Point lookups: for each i, found_out[i] = 1 and values_out[i] = the value of queries[i] if the
@@ -122,6 +140,15 @@ void harmonia_query_config_init(harmonia_query_config *config);
 harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config,
                                 const void *queries, uint64_t count, void *values_out,
                                 uint8_t *found_out);
+
+/* Point lookups with results in the engine's order instead of the queries' (GPU backend, PSA
+ * on): slot i of values_out/found_out holds the result of query positions_out[i]. The order is the
+ * PSA order (each window sorted by its queries' top bits), so a caller that does not need the
+ * original order skips the restore step. The CPU backend returns positions_out[i] = i.
+ * Errors as harmonia_lookup. */
+harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
+                                          const void *queries, uint64_t count, void *values_out,
+                                          uint8_t *found_out, uint64_t *positions_out);
 
 /* Lower bound: for each i, the smallest key >= queries[i] and its value, found_out[i] = 1; when no
  * key is >= queries[i], found_out[i] = 0 and keys_out[i] = values_out[i] = 0. keys_out or
@@ -204,6 +231,9 @@ typedef struct harmonia_tree_info {
     bool mapped;                /* the tree reads a mapped index file */
     uint64_t constant_prefix_entries; /* first-child entries the GPU keeps in __constant__ memory */
     uint32_t constant_prefix_levels;  /* the whole internal levels those entries cover */
+    bool device_resident;       /* a device copy exists */
+    uint64_t device_version;    /* the tree version the device copy holds */
+    uint64_t device_bytes;      /* GPU memory held by the device copy */
 } harmonia_tree_info;
 
 harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *info_out);
@@ -211,6 +241,16 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
 /* ---------------------------------------------------------------------------------------------
  * The GPU.
  * ------------------------------------------------------------------------------------------- */
+
+/* Uploads the tree to GPU 0 (key region, leaf values, leaf ranks, first-child array, and the top
+ * of the first-child array into __constant__ memory), replacing an older device copy. Queries with
+ * the GPU backend upload on first use; call this to control when. The device copy records the
+ * tree version it holds. Synchronous.
+ * Errors: NO_DEVICE, DEVICE_MEMORY (with the bytes needed and free), DEVICE. */
+harmonia_status harmonia_device_upload(harmonia_tree *tree);
+
+/* Frees the device copy (a no-op without one). The host tree is untouched. */
+void harmonia_device_release(harmonia_tree *tree);
 typedef struct harmonia_device_info {
     char name[256];
     int sm_count;

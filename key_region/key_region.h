@@ -54,6 +54,10 @@
 
 #define KR_MAX_LEVELS HARMONIA_MAX_LEVELS
 
+/* Below this many items a loop runs on the calling thread: an OpenMP team costs more than the
+ * work, and oversubscribed teams (several processes on few cores) spin badly. */
+#define KR_PARALLEL_MIN 32768
+
 /* Node sizes the build offers (powers of two). */
 #define KR_MIN_NODE 8
 #define KR_MAX_NODE 128
@@ -204,6 +208,9 @@ void kr_range_offsets(const kr_tree *t, const void *lo, const void *hi, uint64_t
 void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
                             const uint64_t *offsets, void *keys_out, void *values_out,
                             int threads);
+
+/* In-place inclusive prefix sum of n counts, OpenMP-parallel (two passes over per-thread blocks). */
+void kr_inclusive_scan(uint64_t *values, uint64_t n);
 
 /* Global rank (number of keys < q). */
 uint64_t kr_rank(const kr_tree *t, uint64_t q);

@@ -106,7 +106,7 @@ void kr_build_internal_levels(kr_tree *t)
     }
     t->first_child[t->n_internal] = (uint32_t)next;
     /* separators: slot j-1 of node p = the smallest key under child j; padding = maximum key */
-#pragma omp parallel for schedule(dynamic, 1024)
+#pragma omp parallel for schedule(dynamic, 1024) if (t->n_internal > KR_PARALLEL_MIN / 16)
     for (uint64_t p = 0; p < t->n_internal; p++) {
         uint64_t first = t->first_child[p];
         uint64_t c = t->first_child[p + 1] - first;
@@ -143,7 +143,7 @@ harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint3
     const uint64_t L = leaf_size, n_leaves = t->n_leaves;
     const uint64_t max_key = kr_max_key(key_bits);
     const uint64_t leaf_base = t->n_internal * t->fanout;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n_leaves > KR_PARALLEL_MIN / 16)
     for (uint64_t li = 0; li < n_leaves; li++) {
         uint64_t begin = even_start(count, n_leaves, li);
         uint64_t end = even_start(count, n_leaves, li + 1);
@@ -167,7 +167,7 @@ harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint3
 static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t count)
 {
     uint64_t first = count;
-#pragma omp parallel for reduction(min : first) schedule(static)
+#pragma omp parallel for reduction(min : first) schedule(static) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 1; i < count; i++)
         if (kr_load(keys, key_bits, i) < kr_load(keys, key_bits, i - 1) && i < first)
             first = i;
@@ -178,7 +178,7 @@ static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t coun
 static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count)
 {
     uint64_t first = count;
-#pragma omp parallel for reduction(min : first) schedule(static)
+#pragma omp parallel for reduction(min : first) schedule(static) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 1; i < count; i++)
         if (kr_load(keys, key_bits, i) == kr_load(keys, key_bits, i - 1) && i < first)
             first = i;
@@ -193,7 +193,7 @@ static harmonia_status dedupe_sorted(uint32_t key_bits, void *keys, void *values
 {
     size_t kb = key_bits / 8;
     void *out_keys = malloc(count * kb), *out_values = malloc(count * kb);
-    int nt = omp_get_max_threads();
+    int nt = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
     uint64_t *chunk_start = calloc((size_t)nt + 1, sizeof(uint64_t));
     if (!out_keys || !out_values || !chunk_start) {
         free(out_keys);
@@ -276,7 +276,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
         kr_set_error(err, "out of memory copying %" PRIu64 " input pairs", count);
         return HARMONIA_ERR_NO_MEMORY;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 0; i < count; i++) {
         kr_store(work_keys, p->key_bits, i, kr_load(keys, p->key_bits, i));
         kr_store(work_values, p->key_bits, i, values ? kr_load(values, p->key_bits, i) : i);

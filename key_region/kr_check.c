@@ -164,7 +164,7 @@ harmonia_status kr_check_tree(const kr_tree *t, kr_error *err)
         return st;
     /* every count is now trusted; find the first bad leaf and node in parallel, then say why */
     uint64_t bad_leaf = t->n_leaves;
-#pragma omp parallel for reduction(min : bad_leaf) schedule(dynamic, 4096)
+#pragma omp parallel for reduction(min : bad_leaf) schedule(dynamic, 4096) if (t->n_leaves > KR_PARALLEL_MIN / 16)
     for (uint64_t li = 0; li < t->n_leaves; li++)
         if (li < bad_leaf && !leaf_ok(t, li, NULL))
             bad_leaf = li;
@@ -173,7 +173,7 @@ harmonia_status kr_check_tree(const kr_tree *t, kr_error *err)
         return HARMONIA_ERR_CORRUPT;
     }
     uint64_t bad_node = t->n_internal;
-#pragma omp parallel for reduction(min : bad_node) schedule(dynamic, 1024)
+#pragma omp parallel for reduction(min : bad_node) schedule(dynamic, 1024) if (t->n_internal > KR_PARALLEL_MIN / 16)
     for (uint64_t node = 0; node < t->n_internal; node++)
         if (node < bad_node && !internal_ok(t, node, NULL))
             bad_node = node;

@@ -90,8 +90,35 @@ void kr_range_offsets(const kr_tree *t, const void *lo, const void *hi, uint64_t
     /* counts into offsets[1..count], then an in-place inclusive scan makes the exclusive scan */
     offsets[0] = 0;
     kr_range_count_batch(t, lo, hi, count, offsets + 1, threads);
-    for (uint64_t i = 1; i <= count; i++)
-        offsets[i] += offsets[i - 1];
+    kr_inclusive_scan(offsets + 1, count);
+}
+
+void kr_inclusive_scan(uint64_t *values, uint64_t n)
+{
+    if (n < (1u << 16)) {
+        for (uint64_t i = 1; i < n; i++)
+            values[i] += values[i - 1];
+        return;
+    }
+    int max_threads = omp_get_max_threads();
+    uint64_t block_sums[max_threads + 1];
+#pragma omp parallel num_threads(max_threads)
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt;
+        for (uint64_t i = lo + 1; i < hi; i++)
+            values[i] += values[i - 1];
+        block_sums[t + 1] = hi > lo ? values[hi - 1] : 0;
+#pragma omp barrier
+#pragma omp single
+        {
+            block_sums[0] = 0;
+            for (int u = 1; u <= nt; u++)
+                block_sums[u] += block_sums[u - 1];
+        }
+        for (uint64_t i = lo; i < hi; i++)
+            values[i] += block_sums[t];
+    }
 }
 
 void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,

@@ -61,7 +61,7 @@ static void KR_FN(lookup_batch)(const kr_tree *t, const KR_T *queries, uint64_t 
     const uint64_t leaf_base = t->n_internal * t->fanout;
     const uint32_t L = t->leaf_size;
     uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (count > KR_PARALLEL_MIN)
     for (uint64_t g = 0; g < groups; g++) {
         uint64_t first = g * SEARCH_GROUP;
         uint32_t n = (uint32_t)(count - first < SEARCH_GROUP ? count - first : SEARCH_GROUP);
@@ -98,7 +98,7 @@ static void KR_FN(lower_bound_batch)(const kr_tree *t, const KR_T *queries, uint
     const KR_T *leaf_values = (const KR_T *)t->leaf_values;
     const uint32_t L = t->leaf_size;
     uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (count > KR_PARALLEL_MIN)
     for (uint64_t g = 0; g < groups; g++) {
         uint64_t first = g * SEARCH_GROUP;
         uint32_t n = (uint32_t)(count - first < SEARCH_GROUP ? count - first : SEARCH_GROUP);
@@ -145,7 +145,7 @@ static inline uint64_t KR_FN(range_count_one)(const kr_tree *t, KR_T lo, KR_T hi
 static void KR_FN(range_count_batch)(const kr_tree *t, const KR_T *lo, const KR_T *hi,
                                      uint64_t count, uint64_t *counts_out, int threads)
 {
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (count > KR_PARALLEL_MIN / 4)
     for (uint64_t i = 0; i < count; i++)
         counts_out[i] = KR_FN(range_count_one)(t, lo[i], hi[i]);
 }
@@ -157,7 +157,7 @@ static void KR_FN(range_collect_batch)(const kr_tree *t, const KR_T *lo, const K
     const KR_T *keys = (const KR_T *)t->keys;
     const KR_T *leaf_values = (const KR_T *)t->leaf_values;
     const uint32_t L = t->leaf_size;
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (count > KR_PARALLEL_MIN / 16)
     for (uint64_t i = 0; i < count; i++) {
         uint64_t remaining = offsets[i + 1] - offsets[i];
         if (remaining == 0)

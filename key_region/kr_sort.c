@@ -18,7 +18,7 @@
             return HARMONIA_OK;                                                                   \
         KEY_T differing = 0;                                                                      \
         const KEY_T first = keys[0];                                                              \
-        _Pragma("omp parallel for reduction(|:differing) schedule(static)")                      \
+        _Pragma("omp parallel for reduction(|:differing) schedule(static) if (count > 65536)")                      \
         for (uint64_t i = 0; i < count; i++)                                                      \
             differing |= keys[i] ^ first;                                                         \
         if (differing == 0)                                                                       \

@@ -4,6 +4,9 @@
 
 #include <inttypes.h>
 
+/* the GPU kernels size their __constant__ array with the same number (ntg/ntg.h) */
+_Static_assert(PS_CONSTANT_MAX_ENTRIES == 12288u, "keep NTG_CONSTANT_ENTRIES in ntg/ntg.h equal");
+
 void ps_build_first_child(uint32_t *first_child, const uint32_t *child_counts,
                           uint64_t n_internal)
 {

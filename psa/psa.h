@@ -19,4 +19,25 @@ typedef struct psa_bits {
 
 psa_bits psa_choose_bits(uint64_t n_keys, uint32_t key_bits, uint64_t min_key, uint64_t max_key);
 
+#ifdef HARMONIA_PSA_CUDA
+/* --- the window sort (psa_sort.cu; only where CUDA is built) ------------------------------------
+ * A window of n queries is sorted as (key, position) pairs on bits [begin_bit, end_bit) with CUB's
+ * radix sort; positions_in is 0, 1, ..., n-1 (psa_fill_iota). Two-phase temporary storage as CUB:
+ * psa_sort_temp_bytes gives the bytes for windows of up to max_window queries. */
+#include <cuda_runtime.h>
+
+cudaError_t psa_sort_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out);
+
+cudaError_t psa_sort_window(uint32_t key_bits, void *temp, size_t temp_bytes, const void *keys_in,
+                            void *keys_out, const uint32_t *positions_in, uint32_t *positions_out,
+                            uint32_t n, psa_bits bits, cudaStream_t stream);
+
+cudaError_t psa_fill_iota(uint32_t *positions, uint32_t n, cudaStream_t stream);
+
+/* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
+cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);
+cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const uint64_t *counts, uint64_t *offsets,
+                               uint64_t n, cudaStream_t stream);
+#endif
+
 #endif /* HARMONIA_PSA_H */

@@ -1,0 +1,523 @@
+/* cli_data.c — synthetic keys, queries and ranges for `generate` and `bench`, the seeded
+ * generator behind them and a radix sort of keys with their values. No file handling here. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_data.h"
+#include "cli_io.h"
+
+const char *const cli_key_dist_names[] = {"uniform", "dense", "normal", "zipf", NULL};
+
+/* ---- the generator ------------------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void cli_rng_seed(cli_rng *rng, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++)
+        rng->state[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t cli_rng_next(cli_rng *rng)
+{
+    uint64_t *s = rng->state;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t cli_rng_below(cli_rng *rng, uint64_t bound)
+{
+    unsigned __int128 m = (unsigned __int128)cli_rng_next(rng) * bound;
+    uint64_t low = (uint64_t)m;
+    if (low < bound) {
+        uint64_t threshold = -bound % bound;
+        while (low < threshold) {
+            m = (unsigned __int128)cli_rng_next(rng) * bound;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+double cli_rng_unit(cli_rng *rng)
+{
+    return (double)(cli_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform in [lo, hi], lo <= hi, the full 64-bit range included. */
+static uint64_t rng_between(cli_rng *rng, uint64_t lo, uint64_t hi)
+{
+    if (hi - lo == UINT64_MAX)
+        return cli_rng_next(rng);
+    return lo + cli_rng_below(rng, hi - lo + 1);
+}
+
+/* A standard normal deviate (Box-Muller; one of the pair is dropped for simplicity). */
+static double rng_normal(cli_rng *rng)
+{
+    double u1 = 1.0 - cli_rng_unit(rng); /* (0, 1] */
+    double u2 = cli_rng_unit(rng);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Zipf rank in [0, n) with exponent s > 0, by inverting the continuous approximation of the
+ * generalized harmonic number. */
+static uint64_t rng_zipf(cli_rng *rng, uint64_t n, double s)
+{
+    double u = cli_rng_unit(rng);
+    double x;
+    double top = (double)n + 1.0;
+    if (fabs(s - 1.0) < 1e-9) {
+        x = exp(u * log(top));
+    } else {
+        double h = (pow(top, 1.0 - s) - 1.0) / (1.0 - s);
+        x = pow(1.0 + u * h * (1.0 - s), 1.0 / (1.0 - s));
+    }
+    uint64_t rank = x < 1.0 ? 0 : (uint64_t)x - 1;
+    return rank >= n ? n - 1 : rank;
+}
+
+/* ---- sorting ------------------------------------------------------------------------------- */
+
+/* LSD radix sort, 8-bit digits, one histogram pass for all digits; a pass whose digit is the same
+ * in every key is skipped (dense or clustered keys skip most high digits). */
+#define RADIX_BITS 8
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+#define DEFINE_RADIX_SORT(NAME, TYPE)                                                          \
+    static void NAME(TYPE *keys, TYPE *values, TYPE *key_scratch, TYPE *value_scratch,          \
+                     uint64_t n, uint64_t (*histogram)[RADIX_SIZE])                            \
+    {                                                                                          \
+        enum { PASSES = (int)sizeof(TYPE) * 8 / RADIX_BITS };                                  \
+        for (uint64_t i = 0; i < n; i++) {                                                     \
+            TYPE k = keys[i];                                                                  \
+            for (int p = 0; p < PASSES; p++)                                                   \
+                histogram[p][(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;                    \
+        }                                                                                      \
+        TYPE *src_keys = keys, *dst_keys = key_scratch;                                        \
+        TYPE *src_values = values, *dst_values = value_scratch;                                \
+        for (int p = 0; p < PASSES; p++) {                                                     \
+            uint64_t *h = histogram[p];                                                        \
+            bool trivial = false;                                                              \
+            for (uint32_t d = 0; d < RADIX_SIZE; d++)                                          \
+                trivial |= h[d] == n;                                                          \
+            if (trivial)                                                                       \
+                continue;                                                                      \
+            uint64_t sum = 0;                                                                  \
+            for (uint32_t d = 0; d < RADIX_SIZE; d++) {                                        \
+                uint64_t c = h[d];                                                             \
+                h[d] = sum;                                                                    \
+                sum += c;                                                                      \
+            }                                                                                  \
+            int shift = p * RADIX_BITS;                                                        \
+            if (values != NULL) {                                                              \
+                for (uint64_t i = 0; i < n; i++) {                                             \
+                    uint64_t at = h[(src_keys[i] >> shift) & (RADIX_SIZE - 1)]++;              \
+                    dst_keys[at] = src_keys[i];                                                \
+                    dst_values[at] = src_values[i];                                            \
+                }                                                                              \
+            } else {                                                                           \
+                for (uint64_t i = 0; i < n; i++)                                               \
+                    dst_keys[h[(src_keys[i] >> shift) & (RADIX_SIZE - 1)]++] = src_keys[i];    \
+            }                                                                                  \
+            TYPE *t = src_keys;                                                                \
+            src_keys = dst_keys;                                                               \
+            dst_keys = t;                                                                      \
+            t = src_values;                                                                    \
+            src_values = dst_values;                                                           \
+            dst_values = t;                                                                    \
+        }                                                                                      \
+        if (src_keys != keys) {                                                                \
+            memcpy(keys, src_keys, n * sizeof(TYPE));                                          \
+            if (values != NULL)                                                                \
+                memcpy(values, src_values, n * sizeof(TYPE));                                  \
+        }                                                                                      \
+    }
+
+DEFINE_RADIX_SORT(radix_sort32, uint32_t)
+DEFINE_RADIX_SORT(radix_sort64, uint64_t)
+
+int cli_sort_pairs(void *keys, void *values, uint64_t n, uint32_t key_bits)
+{
+    if (n < 2)
+        return 0;
+    size_t width = key_bits / 8;
+    int passes = (int)key_bits / RADIX_BITS;
+    uint64_t(*histogram)[RADIX_SIZE] = calloc((size_t)passes, sizeof *histogram);
+    void *key_scratch = malloc(n * width);
+    void *value_scratch = values != NULL ? malloc(n * width) : NULL;
+    if (histogram == NULL || key_scratch == NULL || (values != NULL && value_scratch == NULL)) {
+        free(histogram);
+        free(key_scratch);
+        free(value_scratch);
+        return cli_error("out of memory sorting %llu keys", (unsigned long long)n);
+    }
+    if (key_bits == 32)
+        radix_sort32(keys, values, key_scratch, value_scratch, n, histogram);
+    else
+        radix_sort64(keys, values, key_scratch, value_scratch, n, histogram);
+    free(histogram);
+    free(key_scratch);
+    free(value_scratch);
+    return 0;
+}
+
+void cli_shuffle(void *array, uint64_t count, uint32_t key_bits, cli_rng *rng)
+{
+    for (uint64_t i = count; i > 1; i--) {
+        uint64_t j = cli_rng_below(rng, i);
+        uint64_t a = cli_get(array, key_bits, i - 1);
+        cli_set(array, key_bits, i - 1, cli_get(array, key_bits, j));
+        cli_set(array, key_bits, j, a);
+    }
+}
+
+uint64_t cli_lower_bound(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t key)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (cli_get(sorted_keys, key_bits, mid) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Sorts the first n keys and removes repeats; returns the number left. */
+static uint64_t sort_unique(void *keys, uint64_t n, uint32_t key_bits)
+{
+    if (cli_sort_pairs(keys, NULL, n, key_bits) != 0)
+        return UINT64_MAX;
+    uint64_t unique = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = cli_get(keys, key_bits, i);
+        if (unique == 0 || cli_get(keys, key_bits, unique - 1) != k)
+            cli_set(keys, key_bits, unique++, k);
+    }
+    return unique;
+}
+
+/* ---- keys ---------------------------------------------------------------------------------- */
+
+uint64_t cli_gen_keys_limit(cli_key_dist dist, uint32_t key_bits)
+{
+    if (key_bits == 64)
+        return (uint64_t)1 << 40; /* far beyond memory anyway */
+    switch (dist) {
+    case CLI_DIST_DENSE: return (uint64_t)1 << 32;
+    case CLI_DIST_UNIFORM: return (uint64_t)1 << 31;
+    default: return (uint64_t)1 << 28;
+    }
+}
+
+typedef struct zipf_clusters {
+    uint64_t count;
+    double *cumulative; /* cumulative[c] = weight of clusters 0 .. c, normalised to 1 */
+    uint64_t *base;
+    uint64_t *span;
+} zipf_clusters;
+
+static int zipf_clusters_init(zipf_clusters *z, uint64_t count, uint32_t key_bits, cli_rng *rng)
+{
+    uint64_t max = cli_max_key(key_bits);
+    uint64_t clusters = count / 256;
+    if (clusters < 1)
+        clusters = 1;
+    if (clusters > 4096)
+        clusters = 4096;
+    z->count = clusters;
+    z->cumulative = malloc(clusters * sizeof *z->cumulative);
+    z->base = malloc(clusters * sizeof *z->base);
+    z->span = malloc(clusters * sizeof *z->span);
+    if (z->cumulative == NULL || z->base == NULL || z->span == NULL)
+        return cli_error("out of memory");
+    double total = 0.0;
+    for (uint64_t c = 0; c < clusters; c++)
+        total += 1.0 / (double)(c + 1);
+    double sum = 0.0;
+    for (uint64_t c = 0; c < clusters; c++) {
+        double weight = 1.0 / (double)(c + 1) / total;
+        sum += weight;
+        z->cumulative[c] = sum;
+        /* about 4 slots per expected key, so that a cluster is dense but draws still find room */
+        double span = ceil(4.0 * (double)count * weight);
+        uint64_t s = span < 64.0 ? 64 : (uint64_t)span;
+        if (s > max / 4)
+            s = max / 4;
+        z->span[c] = s;
+        z->base[c] = rng_between(rng, 0, max - s);
+    }
+    z->cumulative[clusters - 1] = 1.0;
+    return 0;
+}
+
+static void zipf_clusters_free(zipf_clusters *z)
+{
+    free(z->cumulative);
+    free(z->base);
+    free(z->span);
+}
+
+static uint64_t zipf_clusters_draw(const zipf_clusters *z, cli_rng *rng)
+{
+    double u = cli_rng_unit(rng);
+    uint64_t lo = 0, hi = z->count - 1;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (z->cumulative[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return z->base[lo] + cli_rng_below(rng, z->span[lo]);
+}
+
+static uint64_t normal_draw(cli_rng *rng, uint32_t key_bits, uint64_t count)
+{
+    uint64_t max = cli_max_key(key_bits);
+    uint64_t center = max / 2;
+    double sigma = 8.0 * (double)count;
+    if (sigma < 64.0)
+        sigma = 64.0;
+    if (sigma > (double)(max / 8))
+        sigma = (double)(max / 8);
+    for (;;) {
+        double offset = rng_normal(rng) * sigma;
+        if (fabs(offset) >= (double)(max / 2))
+            continue; /* outside the domain: draw again */
+        int64_t delta = (int64_t)llround(offset);
+        return delta >= 0 ? center + (uint64_t)delta : center - (uint64_t)(-delta);
+    }
+}
+
+int cli_gen_keys(cli_key_dist dist, uint32_t key_bits, uint64_t count, uint64_t seed,
+                 void **keys_out, cli_progress *progress)
+{
+    *keys_out = NULL;
+    uint64_t limit = cli_gen_keys_limit(dist, key_bits);
+    if (count > limit)
+        return cli_error("%llu %s keys of %u bits are more than this generator draws (at most "
+                         "%llu)", (unsigned long long)count, cli_key_dist_names[dist], key_bits,
+                         (unsigned long long)limit);
+    size_t width = key_bits / 8;
+    void *keys = malloc(count > 0 ? count * width : width);
+    if (keys == NULL)
+        return cli_error("out of memory for %llu keys", (unsigned long long)count);
+    cli_rng rng;
+    cli_rng_seed(&rng, seed);
+    uint64_t max = cli_max_key(key_bits);
+
+    if (dist == CLI_DIST_DENSE) {
+        uint64_t offset = count == 0 ? 0 : rng_between(&rng, 0, max - (count - 1));
+        for (uint64_t i = 0; i < count; i++)
+            cli_set(keys, key_bits, i, offset + i);
+        cli_shuffle(keys, count, key_bits, &rng);
+        *keys_out = keys;
+        return 0;
+    }
+
+    zipf_clusters clusters = {0, NULL, NULL, NULL};
+    if (dist == CLI_DIST_ZIPF && count > 0 &&
+        zipf_clusters_init(&clusters, count, key_bits, &rng) != 0) {
+        zipf_clusters_free(&clusters);
+        free(keys);
+        return CLI_EXIT_FAIL;
+    }
+    /* Draw, sort, drop repeats, draw what is missing, until count distinct keys. */
+    uint64_t have = 0;
+    int rounds = 0;
+    while (have < count) {
+        if (++rounds > 200) {
+            zipf_clusters_free(&clusters);
+            free(keys);
+            return cli_error("could not draw %llu distinct %s keys", (unsigned long long)count,
+                             cli_key_dist_names[dist]);
+        }
+        for (uint64_t i = have; i < count; i++) {
+            uint64_t k;
+            if (dist == CLI_DIST_UNIFORM)
+                k = cli_rng_next(&rng) & max;
+            else if (dist == CLI_DIST_NORMAL)
+                k = normal_draw(&rng, key_bits, count);
+            else
+                k = zipf_clusters_draw(&clusters, &rng);
+            cli_set(keys, key_bits, i, k);
+            if ((i & 0xfffff) == 0)
+                cli_progress_update(progress, "generating", (double)i / (double)count);
+        }
+        /* In the first round, sort a copy: when the draws hold no repeat (the usual case for
+         * 64-bit keys) they are kept in the order drawn, which is already random. */
+        void *sorted = rounds == 1 ? malloc(count * width) : NULL;
+        if (sorted != NULL)
+            memcpy(sorted, keys, count * width);
+        have = sort_unique(sorted != NULL ? sorted : keys, count, key_bits);
+        if (have == UINT64_MAX) {
+            zipf_clusters_free(&clusters);
+            free(keys);
+            free(sorted);
+            return CLI_EXIT_FAIL;
+        }
+        if (sorted != NULL && have == count) {
+            free(sorted);
+            zipf_clusters_free(&clusters);
+            cli_progress_update(progress, "generating", 1.0);
+            *keys_out = keys;
+            return 0;
+        }
+        if (sorted != NULL) {
+            free(keys);
+            keys = sorted;
+        }
+    }
+    zipf_clusters_free(&clusters);
+    cli_shuffle(keys, count, key_bits, &rng);
+    cli_progress_update(progress, "generating", 1.0);
+    *keys_out = keys;
+    return 0;
+}
+
+/* ---- queries and ranges -------------------------------------------------------------------- */
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int cli_gen_queries(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t count,
+                    double hit_rate, double zipf_s, uint64_t seed, void **queries_out)
+{
+    *queries_out = NULL;
+    uint64_t hits = (uint64_t)llround(hit_rate * (double)count);
+    if (hits > count)
+        hits = count;
+    uint64_t misses = count - hits;
+    uint64_t max = cli_max_key(key_bits);
+    if (hits > 0 && n == 0)
+        return cli_error("the key file is empty: no key to hit (use --hit-rate 0)");
+    if (misses > 0 && n > 0 && n - 1 == max)
+        return cli_error("the key file holds every %u-bit key: no key to miss (use --hit-rate 1)",
+                         key_bits);
+    size_t width = key_bits / 8;
+    void *queries = malloc(count > 0 ? count * width : width);
+    if (queries == NULL)
+        return cli_error("out of memory for %llu queries", (unsigned long long)count);
+    cli_rng rng;
+    cli_rng_seed(&rng, seed);
+
+    /* Hits: rank r (uniform or Zipf) through a random bijection of [0, n), so that popular keys
+     * are spread over the key space. */
+    uint64_t multiplier = 1, shift = 0;
+    if (n > 1) {
+        do
+            multiplier = cli_rng_below(&rng, n - 1) + 1;
+        while (gcd_u64(multiplier, n) != 1);
+        shift = cli_rng_below(&rng, n);
+    }
+    for (uint64_t i = 0; i < hits; i++) {
+        uint64_t rank = zipf_s > 0.0 ? rng_zipf(&rng, n, zipf_s) : cli_rng_below(&rng, n);
+        uint64_t index = (uint64_t)(((unsigned __int128)rank * multiplier + shift) % n);
+        cli_set(queries, key_bits, i, cli_get(sorted_keys, key_bits, index));
+    }
+
+    /* Misses: inside the keys' span when at least 1 % of it is free, else anywhere. */
+    uint64_t lo = 0, hi = max;
+    if (n > 0) {
+        uint64_t first = cli_get(sorted_keys, key_bits, 0);
+        uint64_t last = cli_get(sorted_keys, key_bits, n - 1);
+        uint64_t free_slots = last - first - (n - 1);
+        if (free_slots > 0 && (double)free_slots >= 0.01 * ((double)(last - first) + 1.0)) {
+            lo = first;
+            hi = last;
+        }
+    }
+    for (uint64_t i = hits; i < count; i++) {
+        uint64_t candidate;
+        uint64_t tries = 0;
+        for (;;) {
+            candidate = rng_between(&rng, lo, hi);
+            uint64_t at = cli_lower_bound(sorted_keys, n, key_bits, candidate);
+            if (at == n || cli_get(sorted_keys, key_bits, at) != candidate)
+                break;
+            if (++tries == 100000) {
+                free(queries);
+                return cli_error("could not find keys missing from the key file (it is "
+                                 "nearly full); use a higher --hit-rate");
+            }
+        }
+        cli_set(queries, key_bits, i, candidate);
+    }
+    cli_shuffle(queries, count, key_bits, &rng);
+    *queries_out = queries;
+    return 0;
+}
+
+int cli_gen_ranges(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t count,
+                   uint64_t length, uint64_t seed, void **lo_out, void **hi_out)
+{
+    *lo_out = *hi_out = NULL;
+    if (n == 0 && count > 0)
+        return cli_error("the key file is empty: no key to start a range at");
+    if (length == 0)
+        length = 1;
+    size_t width = key_bits / 8;
+    void *lo = malloc(count > 0 ? count * width : width);
+    void *hi = malloc(count > 0 ? count * width : width);
+    if (lo == NULL || hi == NULL) {
+        free(lo);
+        free(hi);
+        return cli_error("out of memory for %llu ranges", (unsigned long long)count);
+    }
+    cli_rng rng;
+    cli_rng_seed(&rng, seed);
+    uint64_t max = cli_max_key(key_bits);
+    for (uint64_t r = 0; r < count; r++) {
+        uint64_t first = cli_rng_below(&rng, n);
+        uint64_t last = first + length - 1; /* length >= 1 */
+        if (last >= n || last < first)
+            last = n - 1;
+        uint64_t lo_key = cli_get(sorted_keys, key_bits, first);
+        uint64_t hi_key = cli_get(sorted_keys, key_bits, last);
+        if (cli_rng_next(&rng) & 1) {
+            /* move lo down into the gap before the first key and hi up into the gap after the
+             * last, keeping the same keys inside */
+            uint64_t before = first > 0 ? cli_get(sorted_keys, key_bits, first - 1) + 1 : 0;
+            uint64_t after = last + 1 < n ? cli_get(sorted_keys, key_bits, last + 1) - 1 : max;
+            lo_key = rng_between(&rng, before, lo_key);
+            hi_key = rng_between(&rng, hi_key, after);
+        }
+        cli_set(lo, key_bits, r, lo_key);
+        cli_set(hi, key_bits, r, hi_key);
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+    return 0;
+}

@@ -1,0 +1,525 @@
+/* cli_io.c — reading and writing the tool's data files (binary records and text lines, see
+ * cli_io.h for the formats), with messages that name file and line. Index files are not here. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_io.h"
+
+const char *const cli_format_names[] = {"auto", "bin", "text", NULL};
+
+#define IO_CHUNK_BYTES ((size_t)1 << 24)
+#define WRITE_BUFFER_BYTES ((size_t)1 << 20)
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+static inline uint64_t le_to_host(uint64_t v, uint32_t key_bits)
+{
+    return key_bits == 32 ? __builtin_bswap32((uint32_t)v) : __builtin_bswap64(v);
+}
+#else
+static inline uint64_t le_to_host(uint64_t v, uint32_t key_bits)
+{
+    (void)key_bits;
+    return v;
+}
+#endif
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+cli_format cli_format_for_path(cli_format requested, const char *path)
+{
+    if (requested != CLI_FORMAT_AUTO)
+        return requested;
+    if (path != NULL && (ends_with(path, ".txt") || ends_with(path, ".csv") ||
+                         ends_with(path, ".tsv")))
+        return CLI_FORMAT_TEXT;
+    return CLI_FORMAT_BIN;
+}
+
+void cli_records_free(cli_records *records)
+{
+    free(records->column[0]);
+    free(records->column[1]);
+    memset(records, 0, sizeof *records);
+}
+
+/* ---- binary -------------------------------------------------------------------------------- */
+
+static int read_binary(const char *path, uint32_t key_bits, int fields, const char *what,
+                       cli_records *out, cli_progress *progress)
+{
+    size_t width = key_bits / 8;
+    size_t record_bytes = width * (size_t)fields;
+    FILE *file = fopen(path, "rb");
+    if (file == NULL)
+        return cli_error("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(file), &st) != 0) {
+        int err = errno;
+        fclose(file);
+        return cli_error("%s: cannot stat: %s", path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fclose(file);
+        return cli_error("%s: not a regular file", path);
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (size % record_bytes != 0) {
+        fclose(file);
+        return cli_error("%s: size %llu bytes is not a multiple of the %zu-byte %s record "
+                         "(%d x %u-bit, binary): a wrong key width or format?",
+                         path, (unsigned long long)size, record_bytes, what, fields, key_bits);
+    }
+    uint64_t count = size / record_bytes;
+    out->key_bits = key_bits;
+    out->count = count;
+    out->fields = fields;
+    for (int f = 0; f < fields; f++) {
+        out->column[f] = malloc(count > 0 ? count * width : 1);
+        if (out->column[f] == NULL) {
+            fclose(file);
+            cli_records_free(out);
+            return cli_error("%s: out of memory for %llu records", path,
+                             (unsigned long long)count);
+        }
+    }
+    unsigned char *chunk = NULL;
+    if (fields > 1 || le_to_host(1, key_bits) != 1) {
+        chunk = malloc(IO_CHUNK_BYTES);
+        if (chunk == NULL) {
+            fclose(file);
+            cli_records_free(out);
+            return cli_error("%s: out of memory", path);
+        }
+    }
+    size_t records_per_chunk = IO_CHUNK_BYTES / record_bytes;
+    for (uint64_t done = 0; done < count;) {
+        uint64_t n = count - done < records_per_chunk ? count - done : records_per_chunk;
+        unsigned char *target =
+            chunk != NULL ? chunk : (unsigned char *)out->column[0] + done * width;
+        size_t got = fread(target, record_bytes, (size_t)n, file);
+        if (got != n) {
+            int err = ferror(file) ? errno : 0;
+            fclose(file);
+            free(chunk);
+            cli_records_free(out);
+            return cli_error("%s: read failed: %s", path,
+                             err != 0 ? strerror(err) : "the file shrank while reading");
+        }
+        if (chunk != NULL) {
+            for (uint64_t r = 0; r < n; r++) {
+                for (int f = 0; f < fields; f++) {
+                    uint64_t v;
+                    if (key_bits == 32) {
+                        uint32_t v32;
+                        memcpy(&v32, chunk + r * record_bytes + (size_t)f * width, 4);
+                        v = v32;
+                    } else {
+                        memcpy(&v, chunk + r * record_bytes + (size_t)f * width, 8);
+                    }
+                    cli_set(out->column[f], key_bits, done + r, le_to_host(v, key_bits));
+                }
+            }
+        }
+        done += n;
+        cli_progress_update(progress, "reading", (double)done / (double)count);
+    }
+    free(chunk);
+    fclose(file);
+    return 0;
+}
+
+/* ---- text ---------------------------------------------------------------------------------- */
+
+typedef struct growing_column {
+    void *data;
+    uint64_t capacity;
+} growing_column;
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/* Parses one number token [start, end): decimal or 0x hex. */
+static bool parse_token(const char *start, const char *end, uint64_t *value)
+{
+    char token[64];
+    size_t n = (size_t)(end - start);
+    if (n == 0 || n >= sizeof token)
+        return false;
+    memcpy(token, start, n);
+    token[n] = '\0';
+    uint64_t v = 0;
+    if (token[0] == '0' && (token[1] == 'x' || token[1] == 'X')) {
+        if (!cli_parse_u64(token, UINT64_MAX, &v))
+            return false;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (token[i] < '0' || token[i] > '9')
+                return false;
+            uint64_t digit = (uint64_t)(token[i] - '0');
+            if (v > (UINT64_MAX - digit) / 10)
+                return false;
+            v = v * 10 + digit;
+        }
+    }
+    *value = v;
+    return true;
+}
+
+/* Splits a line into at most 3 numbers. Returns the number of fields (0 = blank or comment), or
+ * -1 after printing an error naming path:line_no. */
+static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
+                      uint64_t values[3])
+{
+    char *hash = strchr(line, '#');
+    if (hash != NULL)
+        *hash = '\0';
+    char *p = line;
+    int n = 0;
+    while (is_blank(*p))
+        p++;
+    if (*p == '\0')
+        return 0;
+    for (;;) {
+        char *start = p;
+        while (*p != '\0' && *p != ',' && !is_blank(*p))
+            p++;
+        if (p == start) {
+            cli_error("%s:%llu: empty field", path, (unsigned long long)line_no);
+            return -1;
+        }
+        if (n == 3) {
+            cli_error("%s:%llu: too many fields", path, (unsigned long long)line_no);
+            return -1;
+        }
+        uint64_t v;
+        if (!parse_token(start, p, &v)) {
+            bool negative = start[0] == '-';
+            cli_error("%s:%llu: '%.*s' is not %s", path, (unsigned long long)line_no,
+                      (int)(p - start > 40 ? 40 : p - start), start,
+                      negative ? "an unsigned number" : "an unsigned number that fits in 64 bits");
+            return -1;
+        }
+        if (v > cli_max_key(key_bits)) {
+            cli_error("%s:%llu: %llu does not fit in %u bits (use --bits 64?)", path,
+                      (unsigned long long)line_no, (unsigned long long)v, key_bits);
+            return -1;
+        }
+        values[n++] = v;
+        while (is_blank(*p))
+            p++;
+        if (*p == ',') {
+            p++;
+            while (is_blank(*p))
+                p++;
+            if (*p == '\0') {
+                cli_error("%s:%llu: empty field after ','", path, (unsigned long long)line_no);
+                return -1;
+            }
+        }
+        if (*p == '\0')
+            return n;
+    }
+}
+
+static bool grow(growing_column *column, uint64_t needed, size_t width)
+{
+    if (needed <= column->capacity)
+        return true;
+    uint64_t capacity = column->capacity < 1024 ? 1024 : column->capacity * 2;
+    while (capacity < needed)
+        capacity *= 2;
+    void *data = realloc(column->data, capacity * width);
+    if (data == NULL)
+        return false;
+    column->data = data;
+    column->capacity = capacity;
+    return true;
+}
+
+static int read_text(const char *path, uint32_t key_bits, int min_fields, int max_fields,
+                     const char *what, cli_records *out, cli_progress *progress)
+{
+    FILE *file = fopen(path, "r");
+    if (file == NULL)
+        return cli_error("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    double size = 1.0;
+    if (fstat(fileno(file), &st) == 0 && st.st_size > 0)
+        size = (double)st.st_size;
+    size_t width = key_bits / 8;
+    growing_column columns[2] = {{NULL, 0}, {NULL, 0}};
+    char *line = NULL;
+    size_t line_capacity = 0;
+    uint64_t line_no = 0, count = 0, first_data_line = 0;
+    int fields = 0;
+    int status = 0;
+    ssize_t length;
+    errno = 0;
+    while ((length = getline(&line, &line_capacity, file)) >= 0) {
+        line_no++;
+        if (memchr(line, '\0', (size_t)length) != NULL) {
+            status = cli_error("%s:%llu: a NUL byte in a text file (is it binary? try --format "
+                               "bin)", path, (unsigned long long)line_no);
+            break;
+        }
+        uint64_t values[3];
+        int n = parse_line(line, path, line_no, key_bits, values);
+        if (n < 0) {
+            status = CLI_EXIT_FAIL;
+            break;
+        }
+        if (n == 0)
+            continue;
+        if (n < min_fields || n > max_fields) {
+            if (min_fields == max_fields)
+                status = cli_error("%s:%llu: expected %d field%s (%s), found %d", path,
+                                   (unsigned long long)line_no, min_fields,
+                                   min_fields == 1 ? "" : "s", what, n);
+            else
+                status = cli_error("%s:%llu: expected %d to %d fields (%s), found %d", path,
+                                   (unsigned long long)line_no, min_fields, max_fields, what, n);
+            break;
+        }
+        if (fields == 0) {
+            fields = n;
+            first_data_line = line_no;
+        } else if (n != fields) {
+            status = cli_error("%s:%llu: %d field%s, but line %llu has %d; every line must have "
+                               "the same number", path, (unsigned long long)line_no, n,
+                               n == 1 ? "" : "s", (unsigned long long)first_data_line, fields);
+            break;
+        }
+        for (int f = 0; f < n; f++) {
+            if (!grow(&columns[f], count + 1, width)) {
+                status = cli_error("%s:%llu: out of memory", path, (unsigned long long)line_no);
+                break;
+            }
+            cli_set(columns[f].data, key_bits, count, values[f]);
+        }
+        if (status != 0)
+            break;
+        count++;
+        if ((count & 0xffff) == 0 && progress != NULL)
+            cli_progress_update(progress, "reading", (double)ftello(file) / size);
+    }
+    if (status == 0 && ferror(file))
+        status = cli_error("%s: read failed: %s", path, strerror(errno));
+    free(line);
+    fclose(file);
+    if (status != 0) {
+        free(columns[0].data);
+        free(columns[1].data);
+        return status;
+    }
+    out->key_bits = key_bits;
+    out->count = count;
+    out->fields = fields == 0 ? min_fields : fields;
+    for (int f = 0; f < out->fields; f++) {
+        out->column[f] = columns[f].data != NULL ? columns[f].data : malloc(width);
+        columns[f].data = NULL;
+        if (out->column[f] == NULL) {
+            cli_records_free(out);
+            return cli_error("%s: out of memory", path);
+        }
+    }
+    free(columns[0].data);
+    free(columns[1].data);
+    cli_progress_update(progress, "reading", 1.0);
+    return 0;
+}
+
+int cli_read_records(const char *path, cli_format format, uint32_t key_bits, int min_fields,
+                     int max_fields, int binary_fields, const char *what, cli_records *out,
+                     cli_progress *progress)
+{
+    memset(out, 0, sizeof *out);
+    if (cli_format_for_path(format, path) == CLI_FORMAT_TEXT)
+        return read_text(path, key_bits, min_fields, max_fields, what, out, progress);
+    return read_binary(path, key_bits, binary_fields, what, out, progress);
+}
+
+const char *cli_record_location(const char *path, cli_format format, uint32_t key_bits,
+                                int fields, uint64_t record, char *buf, size_t buf_size)
+{
+    if (cli_format_for_path(format, path) != CLI_FORMAT_TEXT) {
+        snprintf(buf, buf_size, "%s: record %llu (byte offset %llu)", path,
+                 (unsigned long long)record,
+                 (unsigned long long)(record * (uint64_t)fields * (key_bits / 8)));
+        return buf;
+    }
+    /* Count data lines again; the same rules as read_text, without storing. */
+    snprintf(buf, buf_size, "%s: record %llu", path, (unsigned long long)record);
+    FILE *file = fopen(path, "r");
+    if (file == NULL)
+        return buf;
+    char *line = NULL;
+    size_t capacity = 0;
+    uint64_t line_no = 0, data_lines = 0;
+    while (getline(&line, &capacity, file) >= 0) {
+        line_no++;
+        char *hash = strchr(line, '#');
+        if (hash != NULL)
+            *hash = '\0';
+        char *p = line;
+        while (is_blank(*p))
+            p++;
+        if (*p == '\0')
+            continue;
+        if (data_lines == record) {
+            snprintf(buf, buf_size, "%s:%llu", path, (unsigned long long)line_no);
+            break;
+        }
+        data_lines++;
+    }
+    free(line);
+    fclose(file);
+    return buf;
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+bool cli_is_stdout(const char *path)
+{
+    return path == NULL || strcmp(path, "-") == 0;
+}
+
+int cli_writer_open(cli_writer *writer, const char *path)
+{
+    memset(writer, 0, sizeof *writer);
+    if (cli_is_stdout(path)) {
+        writer->file = stdout;
+        writer->path = "standard output";
+        writer->is_stdout = true;
+        return 0;
+    }
+    writer->path = path;
+    writer->file = fopen(path, "wb");
+    if (writer->file == NULL)
+        return cli_error("%s: cannot create: %s", path, strerror(errno));
+    writer->buffer = malloc(WRITE_BUFFER_BYTES);
+    if (writer->buffer != NULL)
+        setvbuf(writer->file, writer->buffer, _IOFBF, WRITE_BUFFER_BYTES);
+    return 0;
+}
+
+int cli_writer_close(cli_writer *writer)
+{
+    int status = 0;
+    if (writer->file == NULL)
+        return 0;
+    bool failed = ferror(writer->file) != 0;
+    int err = errno;
+    if (fflush(writer->file) != 0) {
+        failed = true;
+        err = errno;
+    }
+    if (!writer->is_stdout) {
+        if (fclose(writer->file) != 0 && !failed) {
+            failed = true;
+            err = errno;
+        }
+    }
+    if (failed)
+        status = cli_error("%s: write failed: %s", writer->path, strerror(err));
+    free(writer->buffer);
+    writer->file = NULL;
+    writer->buffer = NULL;
+    return status;
+}
+
+void cli_writer_abandon(cli_writer *writer)
+{
+    if (writer->file == NULL)
+        return;
+    if (writer->is_stdout) {
+        fflush(stdout);
+    } else {
+        fclose(writer->file);
+        unlink(writer->path);
+    }
+    free(writer->buffer);
+    writer->file = NULL;
+    writer->buffer = NULL;
+}
+
+/* The writers are used from one thread: the _unlocked stdio calls skip a lock per call. */
+void cli_write_str(cli_writer *writer, const char *s)
+{
+    fputs_unlocked(s, writer->file);
+}
+
+void cli_write_char(cli_writer *writer, char c)
+{
+    putc_unlocked(c, writer->file);
+}
+
+void cli_write_u64(cli_writer *writer, uint64_t value)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    char text[24];
+    for (int i = 0; i < n; i++)
+        text[i] = digits[n - 1 - i];
+    fwrite_unlocked(text, 1, (size_t)n, writer->file);
+}
+
+void cli_write_bin(cli_writer *writer, uint32_t key_bits, uint64_t value)
+{
+    value = le_to_host(value, key_bits);
+    if (key_bits == 32) {
+        uint32_t v32 = (uint32_t)value;
+        fwrite_unlocked(&v32, 4, 1, writer->file);
+    } else {
+        fwrite_unlocked(&value, 8, 1, writer->file);
+    }
+}
+
+int cli_write_records(const char *path, cli_format format, uint32_t key_bits, uint64_t count,
+                      int fields, void *const *columns, const char *text_header,
+                      cli_progress *progress)
+{
+    cli_writer writer;
+    int status = cli_writer_open(&writer, path);
+    if (status != 0)
+        return status;
+    bool text = cli_format_for_path(format, path) == CLI_FORMAT_TEXT;
+    if (!text && writer.is_stdout && isatty(STDOUT_FILENO)) {
+        cli_writer_abandon(&writer);
+        return cli_error("binary data to a terminal: give --out FILE or --format text");
+    }
+    if (text && text_header != NULL)
+        cli_write_str(&writer, text_header);
+    for (uint64_t i = 0; i < count; i++) {
+        for (int f = 0; f < fields; f++) {
+            uint64_t v = cli_get(columns[f], key_bits, i);
+            if (text) {
+                if (f > 0)
+                    cli_write_char(&writer, ',');
+                cli_write_u64(&writer, v);
+            } else {
+                cli_write_bin(&writer, key_bits, v);
+            }
+        }
+        if (text)
+            cli_write_char(&writer, '\n');
+        if ((i & 0xfffff) == 0xfffff)
+            cli_progress_update(progress, "writing", (double)(i + 1) / (double)count);
+    }
+    cli_progress_update(progress, "writing", 1.0);
+    return cli_writer_close(&writer);
+}

@@ -1,0 +1,107 @@
+/* cli_io.h — the data files of the harmonia tool: reading and writing keys, key-value pairs and
+ * ranges as raw little-endian binary records or as text lines, with errors that name the file and
+ * line. It knows nothing of trees; the index files are the library's (harmonia_save/load).
+ *
+ * FORMATS
+ *   binary: a record is 1 or 2 unsigned integers of the key width (32 or 64 bits), little-endian,
+ *     no header: keys / queries = one key per record; pairs = key,value; ranges = lo,hi.
+ *     The file size must be a multiple of the record size.
+ *   text: one record per line, its fields separated by a comma and/or blanks (spaces, tabs):
+ *     "key", "key,value", "lo,hi". Numbers are decimal or 0x hexadecimal. Blank lines and '#'
+ *     comments (to the end of the line) are allowed. Every line of a file has the same number of
+ *     fields. A malformed line is an error naming file:line.
+ *   auto: text when the file name ends in .txt, .csv or .tsv, else binary. */
+#ifndef HARMONIA_CLI_IO_H
+#define HARMONIA_CLI_IO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli_progress.h"
+
+typedef enum cli_format { CLI_FORMAT_AUTO = 0, CLI_FORMAT_BIN, CLI_FORMAT_TEXT } cli_format;
+
+/* "auto", "bin", "text", NULL — for cli_opt_choice (index = cli_format). */
+extern const char *const cli_format_names[];
+
+/* Resolves CLI_FORMAT_AUTO by the extension of path; other values are returned as they are. */
+cli_format cli_format_for_path(cli_format requested, const char *path);
+
+/* Records of up to two fields, kept as columns of key_bits-wide unsigned integers. */
+typedef struct cli_records {
+    uint32_t key_bits;
+    uint64_t count;
+    int fields;       /* fields per record: 1 or 2 */
+    void *column[2];  /* column[f] holds field f of every record; column[1] is NULL if fields == 1 */
+} cli_records;
+
+void cli_records_free(cli_records *records);
+
+/* Reads path. Text: every line holds min_fields .. max_fields fields (the same number on every
+ * line). Binary: every record holds binary_fields fields. what names one record in messages
+ * ("key", "key,value pair", "range"). On failure prints the error (file:line: what) and returns
+ * CLI_EXIT_FAIL with *out empty; returns 0 on success. progress may be NULL. */
+int cli_read_records(const char *path, cli_format format, uint32_t key_bits, int min_fields,
+                     int max_fields, int binary_fields, const char *what, cli_records *out,
+                     cli_progress *progress);
+
+/* Where record index record of a file read by cli_read_records is: "FILE:LINE" for text (the file
+ * is read again to count), "FILE: record R (byte offset B)" for binary. Writes into buf. */
+const char *cli_record_location(const char *path, cli_format format, uint32_t key_bits,
+                                int fields, uint64_t record, char *buf, size_t buf_size);
+
+/* ---- output ------------------------------------------------------------------------------ */
+typedef struct cli_writer {
+    FILE *file;
+    const char *path; /* for messages; "standard output" for stdout */
+    bool is_stdout;
+    char *buffer;
+} cli_writer;
+
+/* Whether path names standard output (NULL or "-"). */
+bool cli_is_stdout(const char *path);
+
+/* Opens path for writing (NULL or "-" = standard output). Returns 0 or CLI_EXIT_FAIL after a
+ * message. */
+int cli_writer_open(cli_writer *writer, const char *path);
+
+/* Flushes and closes; returns 0 or CLI_EXIT_FAIL after a message naming the file when any write
+ * failed. */
+int cli_writer_close(cli_writer *writer);
+
+/* Closes after a failure elsewhere and removes the partial file (not standard output). */
+void cli_writer_abandon(cli_writer *writer);
+
+void cli_write_str(cli_writer *writer, const char *s);
+void cli_write_char(cli_writer *writer, char c);
+void cli_write_u64(cli_writer *writer, uint64_t value); /* decimal text */
+/* A little-endian binary integer of key_bits width. */
+void cli_write_bin(cli_writer *writer, uint32_t key_bits, uint64_t value);
+
+/* Writes count records of fields columns to path in format (text: "a,b" lines; binary: interleaved
+ * records) with an optional header comment for text (NULL for none). Returns 0 or CLI_EXIT_FAIL. */
+int cli_write_records(const char *path, cli_format format, uint32_t key_bits, uint64_t count,
+                      int fields, void *const *columns, const char *text_header,
+                      cli_progress *progress);
+
+/* Key-width-generic access to columns. */
+static inline uint64_t cli_get(const void *column, uint32_t key_bits, uint64_t i)
+{
+    return key_bits == 32 ? ((const uint32_t *)column)[i] : ((const uint64_t *)column)[i];
+}
+
+static inline void cli_set(void *column, uint32_t key_bits, uint64_t i, uint64_t value)
+{
+    if (key_bits == 32)
+        ((uint32_t *)column)[i] = (uint32_t)value;
+    else
+        ((uint64_t *)column)[i] = value;
+}
+
+static inline uint64_t cli_max_key(uint32_t key_bits)
+{
+    return key_bits == 32 ? UINT32_MAX : UINT64_MAX;
+}
+
+#endif /* HARMONIA_CLI_IO_H */

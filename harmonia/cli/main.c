@@ -1,0 +1,89 @@
+/* main.c — the entry of the harmonia command-line tool: the command table, `harmonia --help`,
+ * `--version`, and dispatch to the cli_cmd_* functions. Each command parses its own options. */
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct cli_command_entry {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command_entry;
+
+static const cli_command_entry commands[] = {
+    {"generate", cli_cmd_generate, "write synthetic keys, queries or ranges"},
+    {"build", cli_cmd_build, "build an index file from key,value pairs"},
+    {"lookup", cli_cmd_lookup, "point lookups: the value of each query key"},
+    {"lower-bound", cli_cmd_lower_bound, "the smallest key >= each query, with its value"},
+    {"range", cli_cmd_range, "count (or collect) the keys in each [lo, hi]"},
+    {"info", cli_cmd_info, "describe an index file, or the GPU (--device)"},
+    {"check", cli_cmd_check, "verify an index file (checksums and every invariant)"},
+    {"bench", cli_cmd_bench, "time Harmonia against binary search on generated data"},
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: harmonia <command> [options]\n"
+            "\n"
+            "Harmonia %s: a B+tree index for batched lookups on the GPU (and the CPU).\n"
+            "\n"
+            "Commands:\n",
+            HARMONIA_VERSION_STRING);
+    for (size_t i = 0; i < CLI_COUNT_OF(commands); i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "'harmonia <command> --help' shows the options of a command.\n"
+            "Data files are raw little-endian binary records or text (one record per line,\n"
+            "fields separated by ','); names ending in .txt/.csv/.tsv are read as text.\n"
+            "Exit status: 0 success, 1 error, 2 bad usage.\n"
+            "\n"
+            "Example:\n"
+            "  harmonia generate keys --count 1e6 --out pairs.bin\n"
+            "  harmonia build --input pairs.bin --out pairs.idx\n"
+            "  harmonia generate queries --keys pairs.bin --count 1e6 --out queries.bin\n"
+            "  harmonia lookup --index pairs.idx --queries queries.bin --out results.txt\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            print_help(stdout);
+            return CLI_EXIT_OK;
+        }
+        name = argv[2];
+        char *help_argv[] = {"--help", NULL};
+        for (size_t i = 0; i < CLI_COUNT_OF(commands); i++) {
+            if (strcmp(commands[i].name, name) == 0) {
+                cli_command = commands[i].name;
+                return commands[i].run(1, help_argv);
+            }
+        }
+        return cli_usage_error("unknown command '%s'", name);
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("harmonia %s\n", HARMONIA_VERSION_STRING);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < CLI_COUNT_OF(commands); i++) {
+        if (strcmp(commands[i].name, name) == 0) {
+            cli_command = commands[i].name;
+            int status = commands[i].run(argc - 2, argv + 2);
+            if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
+                status = cli_error("standard output: write failed");
+            return status;
+        }
+    }
+    return cli_usage_error("unknown command '%s'", name);
+}

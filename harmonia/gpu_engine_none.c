@@ -1,0 +1,45 @@
+/* gpu_engine_none.c — the GPU engine of a build without CUDA: no device, every call says so. */
+#include "harmonia/gpu_engine.h"
+#include "harmonia/tree_internal.h"
+
+#define NO_CUDA(tree) hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "this build has no GPU engine (built without CUDA)")
+
+bool hm_gpu_usable(void) { return false; }
+harmonia_status hm_gpu_upload(harmonia_tree *tree) { return NO_CUDA(tree); }
+void hm_gpu_release(harmonia_tree *tree) { (void)tree; }
+void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info) { (void)tree; (void)info; }
+
+harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
+                              uint64_t count, void *values_out, uint8_t *found_out, uint64_t *positions_out)
+{
+    (void)config; (void)queries; (void)count; (void)values_out; (void)found_out; (void)positions_out;
+    return NO_CUDA(tree);
+}
+
+harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
+                                   uint64_t count, void *keys_out, void *values_out, uint8_t *found_out)
+{
+    (void)config; (void)queries; (void)count; (void)keys_out; (void)values_out; (void)found_out;
+    return NO_CUDA(tree);
+}
+
+harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config, const void *lo,
+                                   const void *hi, uint64_t count, uint64_t *counts_out)
+{
+    (void)config; (void)lo; (void)hi; (void)count; (void)counts_out;
+    return NO_CUDA(tree);
+}
+
+harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config, const void *lo,
+                                     const void *hi, uint64_t count, uint64_t *offsets)
+{
+    (void)config; (void)lo; (void)hi; (void)count; (void)offsets;
+    return NO_CUDA(tree);
+}
+
+harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config, const void *lo,
+                                     uint64_t count, const uint64_t *offsets, void *keys_out, void *values_out)
+{
+    (void)config; (void)lo; (void)count; (void)offsets; (void)keys_out; (void)values_out;
+    return NO_CUDA(tree);
+}

@@ -1,0 +1,81 @@
+/* gpu_internal.h — the device copy of a tree and its pipeline lanes, shared by gpu_tree.cu (life
+ * cycle, buffers, __constant__ ownership) and gpu_query.cu (the query pipelines). CUDA-only,
+ * internal. */
+#ifndef HARMONIA_GPU_INTERNAL_H
+#define HARMONIA_GPU_INTERNAL_H
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "harmonia/gpu_engine.h"
+#include "harmonia/tree_internal.h"
+#include "ntg/ntg.h"
+#define HARMONIA_PSA_CUDA 1
+#include "psa/psa.h"
+}
+
+/* Pipeline lanes: each has a stream and the buffers of one window, so that one window's copies,
+ * sort and search overlap another's. */
+#define HM_LANES 3
+/* Device buffers of a lane, each window * 8 bytes (the widest element). */
+#define HM_LANE_IN 2   /* query keys, or lo and hi */
+#define HM_LANE_OUT 4  /* values / keys / found / positions or counts */
+
+typedef struct hm_lane {
+    cudaStream_t stream;
+    cudaEvent_t done;          /* recorded after the lane's last window */
+    bool pending;              /* a host-mode window awaits its copy-out */
+    uint64_t pending_start, pending_count;
+    void *d_in[HM_LANE_IN];
+    void *d_out[HM_LANE_OUT];
+    void *d_sorted_keys;
+    uint32_t *d_positions;
+    void *sort_temp;
+    size_t sort_temp_bytes;
+    void *h_in[HM_LANE_IN];    /* pinned staging (host mode only) */
+    void *h_out[HM_LANE_OUT];
+} hm_lane;
+
+typedef struct hm_gpu {
+    ntg_view view;
+    void *d_keys, *d_values;
+    uint32_t *d_first_child;
+    uint64_t *d_leaf_rank;
+    uint32_t *h_constant;      /* the __constant__ part, kept to re-upload when another tree took it */
+    uint32_t constant_entries;
+    uint64_t tree_bytes;       /* the device copy */
+    uint64_t version;          /* the tree version it holds */
+    uint64_t upload_id;        /* unique per upload: who owns __constant__ memory */
+    psa_bits bits;             /* Eq. 2 over the span of the keys */
+    /* pipeline resources, allocated on first use and kept */
+    uint32_t window;           /* queries per window the lanes are sized for; 0 = none yet */
+    bool host_staging;         /* the pinned buffers exist */
+    uint32_t *d_iota;
+    hm_lane lanes[HM_LANES];
+    uint64_t work_bytes;       /* device bytes of the lanes */
+    void *scan_temp;
+    size_t scan_temp_bytes;
+} hm_gpu;
+
+/* Records a CUDA failure on the tree: out-of-memory becomes DEVICE_MEMORY, the rest DEVICE. */
+harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what);
+
+#define HM_CUDA(tree, call)                                                                       \
+    do {                                                                                          \
+        cudaError_t hm_e_ = (call);                                                               \
+        if (hm_e_ != cudaSuccess)                                                                 \
+            return hm_gpu_fail((tree), hm_e_, #call);                                             \
+    } while (0)
+
+/* Makes sure the tree has a current device copy whose __constant__ part is loaded; takes the
+ * process-wide GPU lock (released by hm_gpu_leave). */
+harmonia_status hm_gpu_enter(harmonia_tree *tree);
+void hm_gpu_leave(void);
+
+/* Sizes the lanes for windows of `window` queries (and pinned staging when host_staging). */
+harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging);
+
+/* Default window: the largest power of two whose results (value + found flag) fit in half the L2. */
+uint32_t hm_gpu_default_window(uint32_t key_bits);
+
+#endif /* HARMONIA_GPU_INTERNAL_H */

@@ -1,0 +1,520 @@
+/* gpu_query.cu — the GPU query pipelines: where the arrays live (device arrays used in place on the
+ * caller's stream, host arrays streamed through pinned staging over several lanes), PSA windows
+ * (sort, search with the order restored inside the window, or unordered results with positions),
+ * and range counts and two-phase range collects. The kernels are ntg/, the window sort psa/. */
+#include <inttypes.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harmonia/gpu_internal.h"
+
+typedef enum hm_op { OP_LOOKUP, OP_LOWER_BOUND, OP_RANGE_COUNT } hm_op;
+
+/* One query call: its arrays (host or device, as the call's memory says) and its options.
+ * Outputs by op: LOOKUP 0 values, 1 found, 2 positions (unordered); LOWER_BOUND 0 keys, 1 values,
+ * 2 found; RANGE_COUNT 0 counts. A NULL output is not wanted. */
+typedef struct hm_call {
+    hm_op op;
+    const void *in[HM_LANE_IN];
+    size_t in_elem[HM_LANE_IN];
+    int n_in;
+    void *out[HM_LANE_OUT];
+    size_t out_elem[HM_LANE_OUT];
+    uint64_t count;
+    bool device_memory;
+    bool psa;
+    bool unordered;
+    uint32_t group_size;
+    uint32_t window;
+    psa_bits bits;
+    cudaStream_t stream;
+    bool async;
+} hm_call;
+
+/* --- options ---------------------------------------------------------------------------------- */
+
+static bool is_device_pointer(const void *p)
+{
+    if (!p)
+        return false;
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+static bool is_pinned_host_pointer(const void *p)
+{
+    cudaPointerAttributes a;
+    if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+/* The group size G of a call: the config's, else the tree's stored choice, else the policy's. */
+static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint32_t *g_out)
+{
+    uint32_t g = config && config->group_size ? config->group_size : tree->ntg_group_size;
+    if (g == 0)
+        g = tree->kr.fanout < 8 ? tree->kr.fanout : 8; /* policy: see bench/NOTES.md */
+    if (!ntg_valid_group_size(g) || g > tree->kr.fanout)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "NTG group size %" PRIu32 ": use 1, 2, 4, 8, 16 or 32, at most the fanout %" PRIu32, g,
+                       tree->kr.fanout);
+    *g_out = g;
+    return HARMONIA_OK;
+}
+
+/* Fills the options of a call and checks that all its arrays live where the call says. */
+static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
+{
+    harmonia_status st = choose_group_size(tree, config, &c->group_size);
+    if (st != HARMONIA_OK)
+        return st;
+    harmonia_memory memory = config ? config->memory : HARMONIA_MEMORY_AUTO;
+    if ((unsigned)memory > HARMONIA_MEMORY_DEVICE)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown memory kind %d", (int)memory);
+    if (memory == HARMONIA_MEMORY_AUTO)
+        c->device_memory = is_device_pointer(c->in[0]);
+    else
+        c->device_memory = memory == HARMONIA_MEMORY_DEVICE;
+    if (memory == HARMONIA_MEMORY_AUTO && c->count > 0) {
+        for (int k = 0; k < c->n_in; k++)
+            if (is_device_pointer(c->in[k]) != c->device_memory)
+                return hm_fail(tree, HARMONIA_ERR_INVALID, "query arrays are partly in device and partly in host memory");
+        for (int k = 0; k < HM_LANE_OUT; k++)
+            if (c->out[k] && is_device_pointer(c->out[k]) != c->device_memory)
+                return hm_fail(tree, HARMONIA_ERR_INVALID, "the queries are in %s memory but result array %d is not",
+                               c->device_memory ? "device" : "host", k);
+    }
+    c->psa = !config || config->psa != 0;
+    if (c->op == OP_RANGE_COUNT)
+        c->psa = false;
+    uint64_t window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);
+    if (window < 1024)
+        window = 1024;
+    if (window > (1u << 30))
+        window = 1u << 30;
+    c->window = (uint32_t)window;
+    c->bits = tree->gpu->bits;
+    if (config && config->psa_bits) {
+        uint32_t end = c->bits.end_bit ? c->bits.end_bit : tree->kr.key_bits;
+        uint32_t n = config->psa_bits < end ? config->psa_bits : end;
+        c->bits.end_bit = end;
+        c->bits.begin_bit = end - n;
+    }
+    c->stream = config ? (cudaStream_t)config->stream : 0;
+    c->async = config && config->async && c->device_memory;
+    return HARMONIA_OK;
+}
+
+/* --- one window ------------------------------------------------------------------------------- */
+
+/* Sorts (if PSA) and searches n queries whose device arrays are d_in, writing device results to
+ * d_out; position_base is the window's first query in the whole call. */
+static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, void *const *d_in, void *const *d_out,
+                              uint32_t n, uint64_t position_base)
+{
+    const ntg_view *v = &g->view;
+    const void *keys = d_in[0];
+    const uint32_t *positions = NULL;
+    cudaError_t e = cudaSuccess;
+    if (c->psa && n > 1) {
+        e = psa_sort_window(v->key_bits, lane->sort_temp, lane->sort_temp_bytes, d_in[0], lane->d_sorted_keys,
+                            g->d_iota, lane->d_positions, n, c->bits, lane->stream);
+        if (e != cudaSuccess)
+            return e;
+        keys = lane->d_sorted_keys;
+        positions = lane->d_positions;
+    }
+    switch (c->op) {
+    case OP_LOOKUP:
+        return ntg_launch_lookup(v, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
+                                 c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, lane->stream);
+    case OP_LOWER_BOUND:
+        return ntg_launch_lower_bound(v, c->group_size, keys, positions, n, d_out[0], d_out[1],
+                                      (uint8_t *)d_out[2], lane->stream);
+    default:
+        return ntg_launch_range_count(v, c->group_size, d_in[0], d_in[1], n, (uint64_t *)d_out[0], lane->stream);
+    }
+}
+
+/* --- device arrays: in place, forked from and joined back to the caller's stream ---------------- */
+
+static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
+{
+    hm_gpu *g = tree->gpu;
+    uint32_t window = c->window;
+    if (!c->psa) /* no sort: one launch over the whole batch */
+        window = c->count < (1u << 30) ? (uint32_t)(c->count ? c->count : 1) : (1u << 30);
+    harmonia_status st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false);
+    if (st != HARMONIA_OK)
+        return st;
+    cudaEvent_t fork;
+    HM_CUDA(tree, cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    cudaError_t e = cudaEventRecord(fork, c->stream);
+    for (int i = 0; i < HM_LANES && e == cudaSuccess; i++)
+        e = cudaStreamWaitEvent(g->lanes[i].stream, fork, 0);
+    uint64_t windows = (c->count + window - 1) / window;
+    for (uint64_t w = 0; w < windows && e == cudaSuccess; w++) {
+        hm_lane *lane = &g->lanes[w % HM_LANES];
+        uint64_t start = w * window;
+        uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
+        void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
+        for (int k = 0; k < c->n_in; k++)
+            d_in[k] = (char *)c->in[k] + start * c->in_elem[k];
+        for (int k = 0; k < HM_LANE_OUT; k++)
+            if (c->out[k])
+                d_out[k] = (char *)c->out[k] + start * c->out_elem[k];
+        e = run_window(g, c, lane, d_in, d_out, n, start);
+    }
+    for (int i = 0; i < HM_LANES && e == cudaSuccess; i++) {
+        e = cudaEventRecord(g->lanes[i].done, g->lanes[i].stream);
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(c->stream, g->lanes[i].done, 0);
+    }
+    cudaEventDestroy(fork);
+    if (e == cudaSuccess && !c->async)
+        e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "the device-array query pipeline");
+    return HARMONIA_OK;
+}
+
+/* --- host arrays: streamed through pinned staging over the lanes -------------------------------- */
+
+static void parallel_copy(void *dst, const void *src, size_t bytes)
+{
+    const size_t chunk = 1u << 20;
+    if (bytes < 4 * chunk) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < chunks; i++) {
+        size_t off = (size_t)i * chunk;
+        memcpy((char *)dst + off, (const char *)src + off, bytes - off < chunk ? bytes - off : chunk);
+    }
+}
+
+/* Copies a finished window's results from the lane's pinned buffers to the caller's arrays. */
+static harmonia_status finish_lane_window(harmonia_tree *tree, const hm_call *c, hm_lane *lane, const bool *pinned_out)
+{
+    if (!lane->pending)
+        return HARMONIA_OK;
+    lane->pending = false;
+    HM_CUDA(tree, cudaEventSynchronize(lane->done));
+    for (int k = 0; k < HM_LANE_OUT; k++)
+        if (c->out[k] && !pinned_out[k])
+            parallel_copy((char *)c->out[k] + lane->pending_start * c->out_elem[k], lane->h_out[k],
+                          lane->pending_count * c->out_elem[k]);
+    return HARMONIA_OK;
+}
+
+static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
+{
+    hm_gpu *g = tree->gpu;
+    const uint32_t window = c->window;
+    harmonia_status st = hm_gpu_prepare_lanes(tree, window, true);
+    if (st != HARMONIA_OK)
+        return st;
+    /* arrays the caller pinned are copied to and from directly */
+    bool pinned_in[HM_LANE_IN] = {0}, pinned_out[HM_LANE_OUT] = {0};
+    for (int k = 0; k < c->n_in; k++)
+        pinned_in[k] = is_pinned_host_pointer(c->in[k]);
+    for (int k = 0; k < HM_LANE_OUT; k++)
+        pinned_out[k] = c->out[k] && is_pinned_host_pointer(c->out[k]);
+    const uint64_t windows = (c->count + window - 1) / window;
+    st = HARMONIA_OK;
+    cudaError_t e = cudaSuccess;
+    for (uint64_t w = 0; w < windows && st == HARMONIA_OK && e == cudaSuccess; w++) {
+        hm_lane *lane = &g->lanes[w % HM_LANES];
+        st = finish_lane_window(tree, c, lane, pinned_out);
+        if (st != HARMONIA_OK)
+            break;
+        const uint64_t start = w * window;
+        const uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
+        for (int k = 0; k < c->n_in && e == cudaSuccess; k++) {
+            const void *src = (const char *)c->in[k] + start * c->in_elem[k];
+            if (!pinned_in[k]) {
+                parallel_copy(lane->h_in[k], src, n * c->in_elem[k]);
+                src = lane->h_in[k];
+            }
+            e = cudaMemcpyAsync(lane->d_in[k], src, n * c->in_elem[k], cudaMemcpyHostToDevice, lane->stream);
+        }
+        if (e == cudaSuccess)
+            e = run_window(g, c, lane, lane->d_in, lane->d_out, n, start);
+        for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++) {
+            if (!c->out[k])
+                continue;
+            void *dst = pinned_out[k] ? (char *)c->out[k] + start * c->out_elem[k] : lane->h_out[k];
+            e = cudaMemcpyAsync(dst, lane->d_out[k], n * c->out_elem[k], cudaMemcpyDeviceToHost, lane->stream);
+        }
+        if (e == cudaSuccess)
+            e = cudaEventRecord(lane->done, lane->stream);
+        if (e == cudaSuccess) {
+            lane->pending = true;
+            lane->pending_start = start;
+            lane->pending_count = n;
+        }
+    }
+    /* drain every lane, also after a failure, so that no copy into the caller's arrays is left running */
+    for (int i = 0; i < HM_LANES; i++) {
+        harmonia_status drained = HARMONIA_OK;
+        if (e == cudaSuccess && st == HARMONIA_OK)
+            drained = finish_lane_window(tree, c, &g->lanes[i], pinned_out);
+        else {
+            cudaStreamSynchronize(g->lanes[i].stream);
+            g->lanes[i].pending = false;
+        }
+        if (st == HARMONIA_OK)
+            st = drained;
+    }
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "the host-array query pipeline");
+    return st;
+}
+
+static harmonia_status run_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
+{
+    harmonia_status st = hm_gpu_enter(tree);
+    if (st != HARMONIA_OK)
+        return st;
+    st = setup_call(tree, config, c);
+    if (st == HARMONIA_OK && c->count > 0)
+        st = c->device_memory ? run_device(tree, c) : run_host(tree, c);
+    hm_gpu_leave();
+    return st;
+}
+
+/* --- the operations ----------------------------------------------------------------------------- */
+
+extern "C" harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config,
+                                         const void *queries, uint64_t count, void *values_out,
+                                         uint8_t *found_out, uint64_t *positions_out)
+{
+    const size_t kb = tree->kr.key_bits / 8;
+    hm_call c;
+    memset(&c, 0, sizeof c);
+    c.op = OP_LOOKUP;
+    c.in[0] = queries;
+    c.in_elem[0] = kb;
+    c.n_in = 1;
+    c.out[0] = values_out;
+    c.out_elem[0] = kb;
+    c.out[1] = found_out;
+    c.out_elem[1] = 1;
+    c.out[2] = positions_out;
+    c.out_elem[2] = sizeof(uint64_t);
+    c.unordered = positions_out != NULL;
+    c.count = count;
+    return run_call(tree, config, &c);
+}
+
+extern "C" harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
+                                              const void *queries, uint64_t count, void *keys_out,
+                                              void *values_out, uint8_t *found_out)
+{
+    const size_t kb = tree->kr.key_bits / 8;
+    hm_call c;
+    memset(&c, 0, sizeof c);
+    c.op = OP_LOWER_BOUND;
+    c.in[0] = queries;
+    c.in_elem[0] = kb;
+    c.n_in = 1;
+    c.out[0] = keys_out;
+    c.out_elem[0] = kb;
+    c.out[1] = values_out;
+    c.out_elem[1] = kb;
+    c.out[2] = found_out;
+    c.out_elem[2] = 1;
+    c.count = count;
+    return run_call(tree, config, &c);
+}
+
+extern "C" harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config,
+                                              const void *lo, const void *hi, uint64_t count,
+                                              uint64_t *counts_out)
+{
+    const size_t kb = tree->kr.key_bits / 8;
+    hm_call c;
+    memset(&c, 0, sizeof c);
+    c.op = OP_RANGE_COUNT;
+    c.in[0] = lo;
+    c.in[1] = hi;
+    c.in_elem[0] = c.in_elem[1] = kb;
+    c.n_in = 2;
+    c.out[0] = counts_out;
+    c.out_elem[0] = sizeof(uint64_t);
+    c.count = count;
+    return run_call(tree, config, &c);
+}
+
+extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config,
+                                                const void *lo, const void *hi, uint64_t count,
+                                                uint64_t *offsets)
+{
+    harmonia_status st = hm_gpu_enter(tree);
+    if (st != HARMONIA_OK)
+        return st;
+    const size_t kb = tree->kr.key_bits / 8;
+    hm_call c;
+    memset(&c, 0, sizeof c);
+    c.op = OP_RANGE_COUNT;
+    c.in[0] = lo;
+    c.in[1] = hi;
+    c.in_elem[0] = c.in_elem[1] = kb;
+    c.n_in = 2;
+    c.out_elem[0] = sizeof(uint64_t);
+    c.count = count;
+    st = setup_call(tree, config, &c);
+    if (st == HARMONIA_OK && c.device_memory && !is_device_pointer(offsets))
+        st = hm_fail(tree, HARMONIA_ERR_INVALID, "the ranges are in device memory but offsets is not");
+    if (st == HARMONIA_OK && c.device_memory) {
+        /* counts into a scratch array with a trailing zero, then CUB's exclusive scan into offsets */
+        uint64_t *counts = NULL;
+        void *temp = NULL;
+        size_t temp_bytes = 0;
+        cudaError_t e = cudaMalloc((void **)&counts, (count + 1) * sizeof(uint64_t));
+        if (e == cudaSuccess)
+            e = psa_scan_temp_bytes(count, &temp_bytes);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&temp, temp_bytes);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(counts + count, 0, sizeof(uint64_t), c.stream);
+        if (e == cudaSuccess)
+            e = ntg_launch_range_count(&tree->gpu->view, c.group_size, lo, hi, count, counts, c.stream);
+        if (e == cudaSuccess)
+            e = psa_exclusive_scan(temp, temp_bytes, counts, offsets, count, c.stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(c.stream);
+        cudaFree(counts);
+        cudaFree(temp);
+        if (e != cudaSuccess)
+            st = hm_gpu_fail(tree, e, "range offsets on device arrays");
+    } else if (st == HARMONIA_OK) {
+        /* host arrays: counts streamed into offsets[1 ..], then a parallel scan on the host */
+        c.out[0] = offsets + 1;
+        if (count > 0)
+            st = run_host(tree, &c);
+        if (st == HARMONIA_OK) {
+            offsets[0] = 0;
+            kr_inclusive_scan(offsets + 1, count);
+        }
+    }
+    hm_gpu_leave();
+    return st;
+}
+
+/* Phase 2 with host arrays: ranges cut into pieces of at most `budget` pairs, pieces gathered into
+ * chunks of at most budget pairs and window - 1 pieces, each chunk collected on the GPU and copied
+ * to the caller's arrays. */
+static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const void *lo, const uint64_t *offsets,
+                                    void *keys_out, void *values_out)
+{
+    hm_gpu *g = tree->gpu;
+    const size_t kb = tree->kr.key_bits / 8;
+    harmonia_status st = hm_gpu_prepare_lanes(tree, c->window, true);
+    if (st != HARMONIA_OK)
+        return st;
+    for (uint64_t i = 0; i < c->count; i++)
+        if (offsets[i + 1] < offsets[i])
+            return hm_fail(tree, HARMONIA_ERR_INVALID,
+                           "harmonia_range_collect: offsets decrease at %" PRIu64 " (not from phase 1?)", i);
+    hm_lane *lane = &g->lanes[0];
+    const uint64_t budget = c->window; /* pairs per chunk: d_out[0] and d_out[1] hold window * 8 bytes */
+    const uint64_t max_pieces = c->window - 1;
+    char *h_lo = (char *)lane->h_in[0];
+    uint64_t *h_skip = (uint64_t *)lane->h_in[1];
+    uint64_t *h_offsets = (uint64_t *)lane->h_out[2];
+    uint64_t range = 0, skipped = 0; /* the next piece starts `skipped` pairs into `range` */
+    while (range < c->count) {
+        /* gather a chunk */
+        uint64_t pieces = 0, pairs = 0, chunk_start = offsets[range] + skipped;
+        h_offsets[0] = 0;
+        while (range < c->count && pieces < max_pieces && pairs < budget) {
+            uint64_t left = offsets[range + 1] - offsets[range] - skipped;
+            if (left == 0) {
+                range++;
+                skipped = 0;
+                continue;
+            }
+            uint64_t take = left < budget - pairs ? left : budget - pairs;
+            memcpy(h_lo + pieces * kb, (const char *)lo + range * kb, kb);
+            h_skip[pieces] = skipped;
+            pairs += take;
+            h_offsets[++pieces] = pairs;
+            if (take == left) {
+                range++;
+                skipped = 0;
+            } else {
+                skipped += take;
+            }
+        }
+        if (pieces == 0)
+            break;
+        cudaError_t e = cudaMemcpyAsync(lane->d_in[0], h_lo, pieces * kb, cudaMemcpyHostToDevice, lane->stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(lane->d_in[1], h_skip, pieces * 8, cudaMemcpyHostToDevice, lane->stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(lane->d_out[2], h_offsets, (pieces + 1) * 8, cudaMemcpyHostToDevice, lane->stream);
+        if (e == cudaSuccess)
+            e = ntg_launch_range_collect(&g->view, c->group_size, lane->d_in[0], (const uint64_t *)lane->d_in[1],
+                                         pieces, (const uint64_t *)lane->d_out[2], 0,
+                                         keys_out ? lane->d_out[0] : NULL, values_out ? lane->d_out[1] : NULL,
+                                         lane->stream);
+        if (e == cudaSuccess && keys_out)
+            e = cudaMemcpyAsync(lane->h_out[0], lane->d_out[0], pairs * kb, cudaMemcpyDeviceToHost, lane->stream);
+        if (e == cudaSuccess && values_out)
+            e = cudaMemcpyAsync(lane->h_out[1], lane->d_out[1], pairs * kb, cudaMemcpyDeviceToHost, lane->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(lane->stream);
+        if (e != cudaSuccess)
+            return hm_gpu_fail(tree, e, "range collect on host arrays");
+        if (keys_out)
+            parallel_copy((char *)keys_out + chunk_start * kb, lane->h_out[0], pairs * kb);
+        if (values_out)
+            parallel_copy((char *)values_out + chunk_start * kb, lane->h_out[1], pairs * kb);
+    }
+    return HARMONIA_OK;
+}
+
+extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+                                                const void *lo, uint64_t count, const uint64_t *offsets,
+                                                void *keys_out, void *values_out)
+{
+    harmonia_status st = hm_gpu_enter(tree);
+    if (st != HARMONIA_OK)
+        return st;
+    const size_t kb = tree->kr.key_bits / 8;
+    hm_call c;
+    memset(&c, 0, sizeof c);
+    c.op = OP_RANGE_COUNT;
+    c.in[0] = lo;
+    c.in_elem[0] = kb;
+    c.n_in = 1;
+    c.out[0] = keys_out ? keys_out : values_out;
+    c.out_elem[0] = kb;
+    c.count = count;
+    st = setup_call(tree, config, &c);
+    if (st == HARMONIA_OK && count > 0) {
+        if (c.device_memory) {
+            cudaError_t e = ntg_launch_range_collect(&tree->gpu->view, c.group_size, lo, NULL, count, offsets, 0,
+                                                     keys_out, values_out, c.stream);
+            if (e == cudaSuccess && !c.async)
+                e = cudaStreamSynchronize(c.stream);
+            if (e != cudaSuccess)
+                st = hm_gpu_fail(tree, e, "range collect on device arrays");
+        } else {
+            st = collect_host(tree, &c, lo, offsets, keys_out, values_out);
+        }
+    }
+    hm_gpu_leave();
+    return st;
+}

@@ -1,0 +1,304 @@
+/* gpu_tree.cu — the device copy of a tree: upload (with a memory check that names the bytes needed
+ * and free), release, the __constant__ part and which tree owns it, the pipeline lanes and their
+ * buffers, and the translation of CUDA errors into status codes. The pipelines are gpu_query.cu. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harmonia/gpu_internal.h"
+
+extern "C" {
+#include "prefix_sum/prefix_sum.h"
+}
+
+/* One GPU lock per process: the __constant__ array is one per process, so queries of different
+ * trees take turns. */
+static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t constant_owner = 0; /* upload_id whose entries __constant__ memory holds */
+static uint64_t next_upload_id = 1;
+
+harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what)
+{
+    cudaGetLastError(); /* clear a non-sticky error so later calls can proceed */
+    if (e == cudaErrorMemoryAllocation) {
+        size_t free_bytes = 0, total = 0;
+        cudaMemGetInfo(&free_bytes, &total);
+        return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY, "out of GPU memory in %s (%zu bytes free)", what,
+                       free_bytes);
+    }
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "%s: %s", what, cudaGetErrorString(e));
+    return hm_fail(tree, HARMONIA_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(e));
+}
+
+extern "C" bool hm_gpu_usable(void)
+{
+    static int usable = -1;
+    if (usable < 0) {
+        int count = 0;
+        usable = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+        cudaGetLastError();
+    }
+    return usable == 1;
+}
+
+uint32_t hm_gpu_default_window(uint32_t key_bits)
+{
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0) != cudaSuccess || l2 <= 0)
+        l2 = 8 << 20;
+    uint64_t per_query = key_bits / 8 + 1;
+    uint64_t w = 1u << 16;
+    while (w * 2 * per_query <= (uint64_t)l2 / 2 && w < (1u << 24))
+        w *= 2;
+    return (uint32_t)w;
+}
+
+static void free_lanes(hm_gpu *g)
+{
+    for (int i = 0; i < HM_LANES; i++) {
+        hm_lane *lane = &g->lanes[i];
+        if (lane->stream)
+            cudaStreamSynchronize(lane->stream);
+        for (int k = 0; k < HM_LANE_IN; k++) {
+            cudaFree(lane->d_in[k]);
+            cudaFreeHost(lane->h_in[k]);
+        }
+        for (int k = 0; k < HM_LANE_OUT; k++) {
+            cudaFree(lane->d_out[k]);
+            cudaFreeHost(lane->h_out[k]);
+        }
+        cudaFree(lane->d_sorted_keys);
+        cudaFree(lane->d_positions);
+        cudaFree(lane->sort_temp);
+        if (lane->done)
+            cudaEventDestroy(lane->done);
+        if (lane->stream)
+            cudaStreamDestroy(lane->stream);
+        memset(lane, 0, sizeof *lane);
+    }
+    cudaFree(g->d_iota);
+    g->d_iota = NULL;
+    cudaFree(g->scan_temp);
+    g->scan_temp = NULL;
+    g->scan_temp_bytes = 0;
+    g->window = 0;
+    g->host_staging = false;
+    g->work_bytes = 0;
+    cudaGetLastError();
+}
+
+static void free_device_copy(hm_gpu *g)
+{
+    free_lanes(g);
+    cudaFree(g->d_keys);
+    cudaFree(g->d_values);
+    cudaFree(g->d_first_child);
+    cudaFree(g->d_leaf_rank);
+    free(g->h_constant);
+    cudaGetLastError();
+}
+
+extern "C" void hm_gpu_release(harmonia_tree *tree)
+{
+    if (!tree || !tree->gpu)
+        return;
+    pthread_mutex_lock(&gpu_lock);
+    free_device_copy(tree->gpu);
+    if (constant_owner == tree->gpu->upload_id)
+        constant_owner = 0;
+    free(tree->gpu);
+    tree->gpu = NULL;
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+static harmonia_status upload_locked(harmonia_tree *tree)
+{
+    if (!hm_gpu_usable())
+        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "no usable GPU: %s",
+                       harmonia_device_probe(NULL) == HARMONIA_OK ? "device lost" : harmonia_last_error(NULL));
+    const kr_tree *t = &tree->kr;
+    const size_t kb = t->key_bits / 8;
+    const uint64_t key_bytes = kr_key_slots(t) * kb, value_bytes = t->n_leaves * t->leaf_size * kb;
+    const uint64_t fc_bytes = (t->n_internal + 1) * sizeof(uint32_t);
+    const uint64_t rank_bytes = (t->n_leaves + 1) * sizeof(uint64_t);
+    const uint64_t needed = key_bytes + value_bytes + fc_bytes + rank_bytes;
+
+    /* the old copy goes first: its memory may be what the new one needs */
+    if (tree->gpu) {
+        free_device_copy(tree->gpu);
+        if (constant_owner == tree->gpu->upload_id)
+            constant_owner = 0;
+        free(tree->gpu);
+        tree->gpu = NULL;
+    }
+    size_t free_bytes = 0, total_bytes = 0;
+    HM_CUDA(tree, cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (needed > free_bytes)
+        return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY,
+                       "uploading the tree needs %" PRIu64 " bytes of GPU memory; %zu bytes are free (of %zu)",
+                       needed, free_bytes, total_bytes);
+    hm_gpu *g = (hm_gpu *)calloc(1, sizeof(hm_gpu));
+    if (!g)
+        return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory allocating the device copy's handle");
+    cudaError_t e = cudaSuccess;
+    if (e == cudaSuccess) e = cudaMalloc(&g->d_keys, key_bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&g->d_values, value_bytes);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&g->d_first_child, fc_bytes);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&g->d_leaf_rank, rank_bytes);
+    if (e == cudaSuccess) e = cudaMemcpy(g->d_keys, t->keys, key_bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(g->d_values, t->leaf_values, value_bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(g->d_first_child, t->first_child, fc_bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(g->d_leaf_rank, t->leaf_rank, rank_bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        free_device_copy(g);
+        free(g);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY,
+                           "uploading the tree needs %" PRIu64 " bytes of GPU memory; the allocation failed "
+                           "with %zu bytes free", needed, free_bytes);
+        }
+        return hm_gpu_fail(tree, e, "uploading the tree");
+    }
+    uint32_t levels = 0;
+    g->constant_entries = (uint32_t)ps_constant_entries(t, &levels);
+    g->h_constant = (uint32_t *)malloc((g->constant_entries + 1) * sizeof(uint32_t));
+    if (!g->h_constant) {
+        free_device_copy(g);
+        free(g);
+        return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory copying the constant part");
+    }
+    memcpy(g->h_constant, t->first_child, g->constant_entries * sizeof(uint32_t));
+    ntg_view *v = &g->view;
+    v->keys = g->d_keys;
+    v->leaf_values = g->d_values;
+    v->first_child = g->d_first_child;
+    v->leaf_rank = g->d_leaf_rank;
+    v->n_internal = t->n_internal;
+    v->n_leaves = t->n_leaves;
+    v->n_keys = t->n_keys;
+    v->leaf_key_base = t->n_internal * t->fanout;
+    v->constant_entries = g->constant_entries;
+    v->key_bits = t->key_bits;
+    v->fanout = t->fanout;
+    v->leaf_size = t->leaf_size;
+    v->height = t->height;
+    v->max_key_present = kr_max_key_present(t);
+    g->tree_bytes = needed;
+    g->version = tree->version;
+    g->upload_id = next_upload_id++;
+    uint64_t min_key = 0, max_key = 0, ignored;
+    if (t->n_keys > 0) {
+        kr_at_rank(t, 0, &min_key, &ignored);
+        kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
+    }
+    g->bits = psa_choose_bits(t->n_keys, t->key_bits, min_key, max_key);
+    tree->gpu = g;
+    return HARMONIA_OK;
+}
+
+extern "C" harmonia_status hm_gpu_upload(harmonia_tree *tree)
+{
+    pthread_mutex_lock(&gpu_lock);
+    harmonia_status st = upload_locked(tree);
+    pthread_mutex_unlock(&gpu_lock);
+    return st;
+}
+
+harmonia_status hm_gpu_enter(harmonia_tree *tree)
+{
+    pthread_mutex_lock(&gpu_lock);
+    harmonia_status st = HARMONIA_OK;
+    if (!tree->gpu || tree->gpu->version != tree->version)
+        st = upload_locked(tree);
+    if (st == HARMONIA_OK && constant_owner != tree->gpu->upload_id) {
+        /* work of another tree may still read the old constants: wait for it first */
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e == cudaSuccess)
+            e = ntg_upload_constant(tree->gpu->h_constant, tree->gpu->constant_entries, 0);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(0);
+        if (e == cudaSuccess)
+            constant_owner = tree->gpu->upload_id;
+        else
+            st = hm_gpu_fail(tree, e, "loading the __constant__ part of the first-child array");
+    }
+    if (st != HARMONIA_OK)
+        pthread_mutex_unlock(&gpu_lock);
+    return st;
+}
+
+void hm_gpu_leave(void) { pthread_mutex_unlock(&gpu_lock); }
+
+harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging)
+{
+    hm_gpu *g = tree->gpu;
+    if (g->window >= window && (!host_staging || g->host_staging))
+        return HARMONIA_OK;
+    if (g->window < window)
+        free_lanes(g);
+    else
+        window = g->window;
+    const size_t bytes = (size_t)window * 8;
+    size_t sort_temp = 0;
+    HM_CUDA(tree, psa_sort_temp_bytes(g->view.key_bits, window, &sort_temp));
+    if (!g->d_iota) {
+        cudaError_t e = cudaMalloc((void **)&g->d_iota, (size_t)window * sizeof(uint32_t));
+        if (e != cudaSuccess)
+            return hm_gpu_fail(tree, e, "allocating the PSA position sequence");
+        e = psa_fill_iota(g->d_iota, window, 0);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(0);
+        if (e != cudaSuccess)
+            return hm_gpu_fail(tree, e, "filling the PSA position sequence");
+        g->work_bytes += (size_t)window * sizeof(uint32_t);
+    }
+    for (int i = 0; i < HM_LANES; i++) {
+        hm_lane *lane = &g->lanes[i];
+        cudaError_t e = cudaSuccess;
+        if (!lane->stream) {
+            e = cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking);
+            if (e == cudaSuccess)
+                e = cudaEventCreateWithFlags(&lane->done, cudaEventDisableTiming);
+            for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
+                e = cudaMalloc(&lane->d_in[k], bytes);
+            for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
+                e = cudaMalloc(&lane->d_out[k], bytes);
+            if (e == cudaSuccess)
+                e = cudaMalloc(&lane->d_sorted_keys, bytes);
+            if (e == cudaSuccess)
+                e = cudaMalloc((void **)&lane->d_positions, (size_t)window * sizeof(uint32_t));
+            if (e == cudaSuccess)
+                e = cudaMalloc(&lane->sort_temp, sort_temp);
+            lane->sort_temp_bytes = sort_temp;
+            if (e == cudaSuccess)
+                g->work_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT + 1) + (size_t)window * 4 + sort_temp;
+        }
+        if (e == cudaSuccess && host_staging && !lane->h_in[0]) {
+            for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
+                e = cudaHostAlloc(&lane->h_in[k], bytes, cudaHostAllocDefault);
+            for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
+                e = cudaHostAlloc(&lane->h_out[k], bytes, cudaHostAllocDefault);
+        }
+        if (e != cudaSuccess) {
+            free_lanes(g);
+            return hm_gpu_fail(tree, e, "allocating the query pipeline's buffers");
+        }
+    }
+    g->window = window;
+    if (host_staging)
+        g->host_staging = true;
+    return HARMONIA_OK;
+}
+
+extern "C" void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info)
+{
+    if (!tree->gpu)
+        return;
+    info->device_resident = true;
+    info->device_version = tree->gpu->version;
+    info->device_bytes = tree->gpu->tree_bytes + tree->gpu->work_bytes;
+}

@@ -1,0 +1,77 @@
+/* ntg.h — the GPU traversal kernels' interface (narrowed thread groups): the plain by-value view of
+ * a device tree that kernels receive, the __constant__ first-child cut, and one launcher per
+ * operation. Kernels exist for G in {1, 2, 4, 8, 16, 32} and both key widths; F and L are read
+ * from the view, so every F and L the build offers is served by the same kernels.
+ * The window sort is in psa/, the device copy and the pipelines in harmonia/gpu_*.cu. */
+#ifndef HARMONIA_NTG_H
+#define HARMONIA_NTG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A device tree as the kernels see it: device pointers and sizes, nothing owned. */
+typedef struct ntg_view {
+    const void *keys;           /* key region (device) */
+    const void *leaf_values;    /* leaf values (device) */
+    const uint32_t *first_child;/* n_internal + 1 entries (device) */
+    const uint64_t *leaf_rank;  /* n_leaves + 1 entries (device) */
+    uint64_t n_internal, n_leaves, n_keys;
+    uint64_t leaf_key_base;     /* n_internal * F */
+    uint32_t constant_entries;  /* first_child entries in __constant__ memory */
+    uint32_t key_bits, fanout, leaf_size, height;
+    bool max_key_present;
+} ntg_view;
+
+/* __constant__ entries of the first-child array: 48 KiB of the 64 KiB (PS_CONSTANT_MAX_ENTRIES in
+ * prefix_sum.h, which checks that the two agree). */
+#define NTG_CONSTANT_ENTRIES 12288u
+
+/* Group sizes that have kernels. */
+static inline bool ntg_valid_group_size(uint32_t g)
+{
+    return g == 1 || g == 2 || g == 4 || g == 8 || g == 16 || g == 32;
+}
+
+/* Copies first_child[0 .. entries) into the kernels' __constant__ array (entries <=
+ * PS_CONSTANT_MAX_ENTRIES) on stream. The constant array is one per process: the caller records
+ * which tree it holds (see harmonia/gpu_tree.cu). */
+cudaError_t ntg_upload_constant(const uint32_t *host_first_child, uint32_t entries,
+                                cudaStream_t stream);
+
+/* Point lookups of n queries (device arrays). With positions (the window-relative original slots
+ * of sorted queries) and no positions_out, the result of query slot i goes to output slot
+ * positions[i], restoring the original order. With positions_out, results stay in slot i and
+ * positions_out[i] = position_base + (positions ? positions[i] : i). Without either, slot i. */
+cudaError_t ntg_launch_lookup(const ntg_view *view, uint32_t group_size, const void *queries,
+                              const uint32_t *positions, uint64_t n, void *values_out,
+                              uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
+                              cudaStream_t stream);
+
+/* Lower bound; keys_out and values_out may be NULL. Output indexing as ntg_launch_lookup. */
+cudaError_t ntg_launch_lower_bound(const ntg_view *view, uint32_t group_size, const void *queries,
+                                   const uint32_t *positions, uint64_t n, void *keys_out,
+                                   void *values_out, uint8_t *found_out, cudaStream_t stream);
+
+/* Range counts: counts_out[i] = keys in [lo[i], hi[i]]. */
+cudaError_t ntg_launch_range_count(const ntg_view *view, uint32_t group_size, const void *lo,
+                                   const void *hi, uint64_t n, uint64_t *counts_out,
+                                   cudaStream_t stream);
+
+/* Range collect: for range i, skips skip[i] pairs (NULL = none) from the first key >= lo[i], then
+ * writes the next offsets[i+1] - offsets[i] pairs at keys_out/values_out + offsets[i] - offset_base
+ * (device arrays; either may be NULL). The whole group copies a range's pairs, coalesced. */
+cudaError_t ntg_launch_range_collect(const ntg_view *view, uint32_t group_size, const void *lo,
+                                     const uint64_t *skip, uint64_t n, const uint64_t *offsets,
+                                     uint64_t offset_base, void *keys_out, void *values_out,
+                                     cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HARMONIA_NTG_H */

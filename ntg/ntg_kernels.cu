@@ -1,0 +1,397 @@
+/* ntg_kernels.cu — the GPU traversal kernels with narrowed thread groups (NTG), in three layers as
+ * CUB does: the group search inside one node (warp scope: coalesced loads, one ballot and one
+ * shuffle), the root-to-leaf traversal (group scope: first-child array from __constant__ memory,
+ * then the read-only cache), and the launches (device scope). Owns the __constant__ copy of the top
+ * of the first-child array. The window sort is in psa/; the pipelines in harmonia/gpu_query.cu. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+extern "C" {
+#include "ntg/ntg.h"
+}
+
+__constant__ uint32_t c_first_child[NTG_CONSTANT_ENTRIES];
+
+/* Launch policy: threads per block, and the cap on blocks (the kernels loop grid-stride). */
+#define NTG_BLOCK_THREADS 256
+#define NTG_MAX_BLOCKS (1u << 20)
+
+template <typename K> __device__ __forceinline__ K max_key_of();
+template <> __device__ __forceinline__ uint32_t max_key_of<uint32_t>() { return UINT32_MAX; }
+template <> __device__ __forceinline__ uint64_t max_key_of<uint64_t>() { return UINT64_MAX; }
+
+/* ------------------------------------------------------------------------------------------------
+ * Group search in one node (warp scope).
+ * The G threads of a group split the node's `slots` sorted keys into chunks of per = slots / G
+ * (at least 1; with slots < G the extra threads hold empty chunks). Each thread counts the keys of
+ * its chunk that satisfy the comparison (< q when STRICT, else <= q) with 16-byte loads. Keys are
+ * sorted, so the full chunks form a prefix: one ballot counts them (f), and one shuffle fetches the
+ * count of chunk f, the only partial one. No early exit.
+ * ---------------------------------------------------------------------------------------------- */
+template <typename K, bool STRICT>
+__device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K q)
+{
+    uint32_t count = 0;
+    if (per * sizeof(K) >= 16) {
+        const uint4 *vec = reinterpret_cast<const uint4 *>(chunk);
+        const uint32_t n_vec = per * (uint32_t)sizeof(K) / 16;
+        for (uint32_t v = 0; v < n_vec; v++) {
+            uint4 raw = __ldg(vec + v);
+            K part[16 / sizeof(K)];
+            memcpy(part, &raw, 16);
+#pragma unroll
+            for (int k = 0; k < (int)(16 / sizeof(K)); k++)
+                count += STRICT ? (part[k] < q) : (part[k] <= q);
+        }
+    } else {
+        for (uint32_t k = 0; k < per; k++) {
+            K key = __ldg(chunk + k);
+            count += STRICT ? (key < q) : (key <= q);
+        }
+    }
+    return count;
+}
+
+template <typename K, int G, bool STRICT>
+__device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
+                                                uint32_t lane_in_group, uint32_t group_shift)
+{
+    if (G == 1)
+        return count_chunk<K, STRICT>(node, slots, q);
+    const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
+    const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
+    const bool has_chunk = lane_in_group < chunks;
+    uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
+    const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
+    const uint32_t full_mask = (__ballot_sync(0xffffffffu, has_chunk && count == per) >> group_shift) & group_bits;
+    const uint32_t full = __popc(full_mask);
+    const uint32_t partial = __shfl_sync(0xffffffffu, count, full < chunks ? full : 0, G);
+    return full * per + (full < chunks ? partial : 0);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Traversal (group scope).
+ * ---------------------------------------------------------------------------------------------- */
+__device__ __forceinline__ uint32_t first_child_at(const ntg_view &v, uint64_t node)
+{
+    return node < v.constant_entries ? c_first_child[node] : __ldg(v.first_child + node);
+}
+
+/* Leaf number (0-based) where the search for q ends. */
+template <typename K, int G>
+__device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
+                                            uint32_t group_shift)
+{
+    const K *keys = static_cast<const K *>(v.keys);
+    uint64_t node = 0;
+    for (uint32_t level = 0; level + 1 < v.height; level++) {
+        const uint32_t first = first_child_at(v, node);
+        const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
+        const uint32_t j = group_count<K, G, false>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
+        node = first + (j < last_child ? j : last_child);
+    }
+    return node - v.n_internal;
+}
+
+/* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count). */
+template <typename K, int G>
+__device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
+                                            uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out)
+{
+    const K *keys = static_cast<const K *>(v.keys);
+    const uint64_t leaf = descend<K, G>(v, q, lane_in_group, group_shift);
+    const uint32_t slot = group_count<K, G, true>(keys + v.leaf_key_base + leaf * v.leaf_size, v.leaf_size, q,
+                                                  lane_in_group, group_shift);
+    *leaf_out = leaf;
+    *slot_out = slot;
+    return __ldg(v.leaf_rank + leaf) + slot;
+}
+
+/* The group's place in its warp. */
+struct group_place {
+    uint32_t lane_in_group, group_in_warp, group_shift;
+    uint64_t warp, warps;
+};
+
+template <int G> __device__ __forceinline__ group_place place_of_thread()
+{
+    group_place p;
+    const uint32_t lane = threadIdx.x & 31u;
+    p.lane_in_group = lane % G;
+    p.group_in_warp = lane / G;
+    p.group_shift = p.group_in_warp * G;
+    p.warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+    p.warps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    return p;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Kernels (device scope). Every warp loops over its share of queries in steps of 32 / G queries;
+ * groups past the end follow along with a dummy query so that the warp-wide ballots stay full.
+ * ---------------------------------------------------------------------------------------------- */
+template <typename K, int G>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
+lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
+              uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
+              uint64_t *__restrict__ positions_out, uint64_t position_base)
+{
+    const group_place p = place_of_thread<G>();
+    const uint64_t per_warp = 32 / G;
+    const K *keys = static_cast<const K *>(v.keys);
+    const K *values = static_cast<const K *>(v.leaf_values);
+    for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
+        const uint64_t i = base + p.group_in_warp;
+        const bool active = i < n;
+        const K q = active ? queries[i] : queries[base];
+        const uint64_t leaf = descend<K, G>(v, q, p.lane_in_group, p.group_shift);
+        const K *leaf_keys = keys + v.leaf_key_base + leaf * v.leaf_size;
+        const uint32_t slot = group_count<K, G, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift);
+        if (active && p.lane_in_group == 0) {
+            const bool found = slot < v.leaf_size && __ldg(leaf_keys + slot) == q &&
+                               (q != max_key_of<K>() || v.max_key_present);
+            const K value = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
+            uint64_t out = i;
+            if (positions_out)
+                positions_out[i] = position_base + (positions ? positions[i] : i);
+            else if (positions)
+                out = positions[i];
+            values_out[out] = value;
+            found_out[out] = found;
+        }
+    }
+}
+
+template <typename K, int G>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
+lower_bound_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
+                   uint64_t n, K *__restrict__ keys_out, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
+{
+    const group_place p = place_of_thread<G>();
+    const uint64_t per_warp = 32 / G;
+    const K *keys = static_cast<const K *>(v.keys);
+    const K *values = static_cast<const K *>(v.leaf_values);
+    for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
+        const uint64_t i = base + p.group_in_warp;
+        const bool active = i < n;
+        const K q = active ? queries[i] : queries[base];
+        uint64_t leaf;
+        uint32_t slot;
+        rank_of<K, G>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot);
+        if (active && p.lane_in_group == 0) {
+            const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
+            if (slot == in_leaf) { /* the answer, if any, is the next leaf's first key */
+                leaf++;
+                slot = 0;
+            }
+            const bool found = leaf < v.n_leaves && v.n_keys > 0;
+            const uint64_t out = positions ? positions[i] : i;
+            if (keys_out)
+                keys_out[out] = found ? __ldg(keys + v.leaf_key_base + leaf * v.leaf_size + slot) : (K)0;
+            if (values_out)
+                values_out[out] = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
+            found_out[out] = found;
+        }
+    }
+}
+
+template <typename K, int G>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
+range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restrict__ hi, uint64_t n,
+                   uint64_t *__restrict__ counts_out)
+{
+    const group_place p = place_of_thread<G>();
+    const uint64_t per_warp = 32 / G;
+    for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
+        const uint64_t i = base + p.group_in_warp;
+        const bool active = i < n;
+        const K a = active ? lo[i] : lo[base], b = active ? hi[i] : hi[base];
+        uint64_t leaf;
+        uint32_t slot;
+        const uint64_t below_lo = rank_of<K, G>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
+        /* keys <= b: all when b is the maximum, else the rank of b + 1 (a second descent) */
+        const K after_b = b == max_key_of<K>() ? b : (K)(b + 1);
+        uint64_t up_to_b = rank_of<K, G>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot);
+        if (b == max_key_of<K>())
+            up_to_b = v.n_keys;
+        if (active && p.lane_in_group == 0)
+            counts_out[i] = a > b ? 0 : up_to_b - below_lo;
+    }
+}
+
+/* The leaf holding global rank r (r < n_keys): the last leaf whose rank is <= r. */
+__device__ __forceinline__ uint64_t leaf_of_rank(const ntg_view &v, uint64_t r)
+{
+    uint64_t lo = 0, hi = v.n_leaves;
+    while (hi - lo > 1) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (__ldg(v.leaf_rank + mid) <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+template <typename K, int G>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
+range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t *__restrict__ skip,
+                     uint64_t n, const uint64_t *__restrict__ offsets, uint64_t offset_base,
+                     K *__restrict__ keys_out, K *__restrict__ values_out)
+{
+    const group_place p = place_of_thread<G>();
+    const uint64_t per_warp = 32 / G;
+    const K *keys = static_cast<const K *>(v.keys);
+    const K *values = static_cast<const K *>(v.leaf_values);
+    for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
+        const uint64_t i = base + p.group_in_warp;
+        const bool active = i < n;
+        const K a = active ? lo[i] : lo[base];
+        uint64_t leaf;
+        uint32_t slot;
+        const uint64_t start_rank = rank_of<K, G>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
+        if (!active)
+            continue; /* no warp-wide operations below */
+        uint64_t remaining = offsets[i + 1] - offsets[i];
+        uint64_t out = offsets[i] - offset_base;
+        if (remaining == 0)
+            continue;
+        const uint64_t skipped = skip ? skip[i] : 0;
+        if (skipped > 0) { /* a piece of a long range: jump to its rank */
+            leaf = leaf_of_rank(v, start_rank + skipped);
+            slot = (uint32_t)(start_rank + skipped - __ldg(v.leaf_rank + leaf));
+        }
+        /* the group copies leaf by leaf, its threads on consecutive slots */
+        while (remaining > 0) {
+            const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
+            if (slot >= in_leaf) {
+                leaf++;
+                slot = 0;
+                continue;
+            }
+            const uint64_t take = in_leaf - slot < remaining ? in_leaf - slot : remaining;
+            const K *src_keys = keys + v.leaf_key_base + leaf * v.leaf_size + slot;
+            const K *src_values = values + leaf * v.leaf_size + slot;
+            for (uint64_t k = p.lane_in_group; k < take; k += G) {
+                if (keys_out)
+                    keys_out[out + k] = __ldg(src_keys + k);
+                if (values_out)
+                    values_out[out + k] = __ldg(src_values + k);
+            }
+            out += take;
+            remaining -= take;
+            leaf++;
+            slot = 0;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Launchers: pick the instantiation for (key width, G).
+ * ---------------------------------------------------------------------------------------------- */
+static unsigned grid_for(uint64_t n, uint32_t group_size)
+{
+    const uint64_t queries_per_block = NTG_BLOCK_THREADS / group_size;
+    uint64_t blocks = (n + queries_per_block - 1) / queries_per_block;
+    if (blocks > NTG_MAX_BLOCKS)
+        blocks = NTG_MAX_BLOCKS;
+    return blocks ? (unsigned)blocks : 1u;
+}
+
+#define NTG_DISPATCH_G(K, KERNEL, G_VALUE, GRID, STREAM, ...)                                        \
+    switch (G_VALUE) {                                                                              \
+    case 1: KERNEL<K, 1><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
+    case 2: KERNEL<K, 2><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
+    case 4: KERNEL<K, 4><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
+    case 8: KERNEL<K, 8><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
+    case 16: KERNEL<K, 16><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
+    default: KERNEL<K, 32><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
+    }
+
+extern "C" cudaError_t ntg_upload_constant(const uint32_t *host_first_child, uint32_t entries,
+                                           cudaStream_t stream)
+{
+    if (entries > NTG_CONSTANT_ENTRIES)
+        return cudaErrorInvalidValue;
+    if (entries == 0)
+        return cudaSuccess;
+    return cudaMemcpyToSymbolAsync(c_first_child, host_first_child, entries * sizeof(uint32_t), 0,
+                                   cudaMemcpyHostToDevice, stream);
+}
+
+extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const void *queries,
+                                         const uint32_t *positions, uint64_t n, void *values_out,
+                                         uint8_t *found_out, uint64_t *positions_out,
+                                         uint64_t position_base, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(g))
+        return cudaErrorInvalidValue;
+    const unsigned grid = grid_for(n, g);
+    if (v->key_bits == 32) {
+        NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
+                       (uint32_t *)values_out, found_out, positions_out, position_base);
+    } else {
+        NTG_DISPATCH_G(uint64_t, lookup_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
+                       (uint64_t *)values_out, found_out, positions_out, position_base);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, uint32_t g, const void *queries,
+                                              const uint32_t *positions, uint64_t n, void *keys_out,
+                                              void *values_out, uint8_t *found_out, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(g))
+        return cudaErrorInvalidValue;
+    const unsigned grid = grid_for(n, g);
+    if (v->key_bits == 32) {
+        NTG_DISPATCH_G(uint32_t, lower_bound_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
+                       (uint32_t *)keys_out, (uint32_t *)values_out, found_out);
+    } else {
+        NTG_DISPATCH_G(uint64_t, lower_bound_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
+                       (uint64_t *)keys_out, (uint64_t *)values_out, found_out);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_range_count(const ntg_view *v, uint32_t g, const void *lo, const void *hi,
+                                              uint64_t n, uint64_t *counts_out, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(g))
+        return cudaErrorInvalidValue;
+    const unsigned grid = grid_for(n, g);
+    if (v->key_bits == 32) {
+        NTG_DISPATCH_G(uint32_t, range_count_kernel, g, grid, stream, *v, (const uint32_t *)lo,
+                       (const uint32_t *)hi, n, counts_out);
+    } else {
+        NTG_DISPATCH_G(uint64_t, range_count_kernel, g, grid, stream, *v, (const uint64_t *)lo,
+                       (const uint64_t *)hi, n, counts_out);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_range_collect(const ntg_view *v, uint32_t g, const void *lo,
+                                                const uint64_t *skip, uint64_t n, const uint64_t *offsets,
+                                                uint64_t offset_base, void *keys_out, void *values_out,
+                                                cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(g))
+        return cudaErrorInvalidValue;
+    const unsigned grid = grid_for(n, g);
+    if (v->key_bits == 32) {
+        NTG_DISPATCH_G(uint32_t, range_collect_kernel, g, grid, stream, *v, (const uint32_t *)lo, skip, n, offsets,
+                       offset_base, (uint32_t *)keys_out, (uint32_t *)values_out);
+    } else {
+        NTG_DISPATCH_G(uint64_t, range_collect_kernel, g, grid, stream, *v, (const uint64_t *)lo, skip, n, offsets,
+                       offset_base, (uint64_t *)keys_out, (uint64_t *)values_out);
+    }
+    return cudaGetLastError();
+}

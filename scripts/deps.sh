@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# deps.sh — installs the Debian packages Harmonia builds and tests with, when any is missing.
+# Sourced by scripts/test.sh and scripts/bench.sh; uses sudo when not root.
+harmonia_install_deps() {
+    local pkgs=(gcc meson ninja-build pkg-config libcmocka-dev libxxhash-dev)
+    local missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "installing: ${missing[*]}"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}

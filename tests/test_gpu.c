@@ -1,0 +1,468 @@
+/* test_gpu.c — differential tests of the GPU engine against the CPU engine: every group size G,
+ * every F and L, both key widths, PSA on and off, several window sizes, original and unordered
+ * results, host and device arrays, odd batch sizes (0, 1, 31, 33, larger than a window), keys 0 and
+ * the maximum, dense keys and keys whose top bits are all equal; range counts and collects; the
+ * device copy's life cycle and the out-of-memory error. Skipped (77) without a GPU. */
+#include <cuda_runtime.h>
+
+#include "tests/test_util.h"
+
+static const uint32_t node_sizes[] = {8, 16, 32, 64, 128};
+static const uint32_t group_sizes[] = {1, 2, 4, 8, 16, 32};
+
+static void *device_copy(const void *host, size_t bytes)
+{
+    void *d = NULL;
+    assert_int_equal(cudaMalloc(&d, bytes ? bytes : 8), cudaSuccess);
+    if (bytes)
+        assert_int_equal(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    return d;
+}
+
+static void *device_alloc(size_t bytes)
+{
+    void *d = NULL;
+    assert_int_equal(cudaMalloc(&d, bytes ? bytes : 8), cudaSuccess);
+    assert_int_equal(cudaMemset(d, 0xA5, bytes ? bytes : 8), cudaSuccess); /* poison */
+    return d;
+}
+
+static void to_host(void *host, const void *d, size_t bytes)
+{
+    if (bytes)
+        assert_int_equal(cudaMemcpy(host, d, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+}
+
+static harmonia_tree *build(const tu_model *m, uint32_t fanout, uint32_t leaf_size, uint64_t *rng)
+{
+    void *k, *v;
+    tu_model_arrays(m, &k, &v, 1, rng);
+    harmonia_build_config c;
+    harmonia_build_config_init(&c);
+    c.key_bits = m->key_bits;
+    c.fanout = fanout;
+    c.leaf_size = leaf_size;
+    c.leaf_fill = (tu_next(rng) % 2) ? 1.0 : 0.7;
+    harmonia_tree *t = NULL;
+    if (harmonia_build(&c, k, v, m->n, &t) != HARMONIA_OK)
+        fail_msg("build: %s", harmonia_last_error(NULL));
+    assert_int_equal(harmonia_check(t), HARMONIA_OK);
+    free(k);
+    free(v);
+    return t;
+}
+
+/* The CPU engine's answers for the same queries: the reference. */
+typedef struct reference {
+    void *values, *keys;
+    uint8_t *found;
+} reference;
+
+static void cpu_reference(harmonia_tree *t, uint32_t bits, const void *queries, uint64_t n, int lower_bound,
+                          reference *r)
+{
+    harmonia_query_config q;
+    harmonia_query_config_init(&q);
+    q.backend = HARMONIA_BACKEND_CPU;
+    r->values = malloc(n * bits / 8 + 8);
+    r->keys = malloc(n * bits / 8 + 8);
+    r->found = malloc(n + 1);
+    if (lower_bound)
+        assert_int_equal(harmonia_lower_bound(t, &q, queries, n, r->keys, r->values, r->found), HARMONIA_OK);
+    else
+        assert_int_equal(harmonia_lookup(t, &q, queries, n, r->values, r->found), HARMONIA_OK);
+}
+
+static void free_reference(reference *r)
+{
+    free(r->values);
+    free(r->keys);
+    free(r->found);
+}
+
+/* Runs lookups (and lower bounds) of n queries on the GPU with the given options, host or device
+ * arrays, original order or unordered, and compares every result with the CPU engine. */
+static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, uint64_t n, uint32_t g, int psa,
+                          uint64_t window, int on_device, int unordered)
+{
+    const size_t kb = bits / 8;
+    reference ref;
+    cpu_reference(t, bits, queries, n, 0, &ref);
+    harmonia_query_config q;
+    harmonia_query_config_init(&q);
+    q.backend = HARMONIA_BACKEND_GPU;
+    q.group_size = g;
+    q.psa = psa;
+    q.psa_window = window;
+    void *values = malloc(n * kb + 8);
+    uint8_t *found = malloc(n + 1);
+    uint64_t *positions = malloc(n * 8 + 8);
+    memset(values, 0xA5, n * kb + 8);
+    memset(found, 0xA5, n + 1);
+    harmonia_status st;
+    if (on_device) {
+        void *d_q = device_copy(queries, n * kb), *d_v = device_alloc(n * kb), *d_f = device_alloc(n);
+        void *d_p = device_alloc(n * 8);
+        st = unordered ? harmonia_lookup_unordered(t, &q, d_q, n, d_v, d_f, d_p) : harmonia_lookup(t, &q, d_q, n, d_v, d_f);
+        to_host(values, d_v, n * kb);
+        to_host(found, d_f, n);
+        to_host(positions, d_p, n * 8);
+        cudaFree(d_q);
+        cudaFree(d_v);
+        cudaFree(d_f);
+        cudaFree(d_p);
+    } else {
+        st = unordered ? harmonia_lookup_unordered(t, &q, queries, n, values, found, positions)
+                       : harmonia_lookup(t, &q, queries, n, values, found);
+    }
+    if (st != HARMONIA_OK)
+        fail_msg("GPU lookup (G=%u psa=%d window=%llu device=%d) failed: %s", g, psa, (unsigned long long)window,
+                 on_device, harmonia_last_error(t));
+    uint8_t *seen = unordered ? calloc(n + 1, 1) : NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t src = i;
+        if (unordered) {
+            src = positions[i];
+            if (src >= n || seen[src])
+                fail_msg("unordered: slot %llu holds position %llu (out of range or repeated)", (unsigned long long)i,
+                         (unsigned long long)src);
+            seen[src] = 1;
+        }
+        if (found[i] != ref.found[src] || tu_get(values, bits, i) != tu_get(ref.values, bits, src))
+            fail_msg("GPU lookup of %llu (G=%u psa=%d window=%llu device=%d unordered=%d F=%u): found %d value %llu, "
+                     "CPU %d %llu", (unsigned long long)tu_get(queries, bits, src), g, psa, (unsigned long long)window,
+                     on_device, unordered, 0u, found[i], (unsigned long long)tu_get(values, bits, i), ref.found[src],
+                     (unsigned long long)tu_get(ref.values, bits, src));
+    }
+    free(seen);
+    free(values);
+    free(found);
+    free(positions);
+    free_reference(&ref);
+}
+
+static void check_lower_bounds(harmonia_tree *t, uint32_t bits, const void *queries, uint64_t n, uint32_t g, int psa,
+                               uint64_t window, int on_device)
+{
+    const size_t kb = bits / 8;
+    reference ref;
+    cpu_reference(t, bits, queries, n, 1, &ref);
+    harmonia_query_config q;
+    harmonia_query_config_init(&q);
+    q.backend = HARMONIA_BACKEND_GPU;
+    q.group_size = g;
+    q.psa = psa;
+    q.psa_window = window;
+    void *keys = malloc(n * kb + 8), *values = malloc(n * kb + 8);
+    uint8_t *found = malloc(n + 1);
+    harmonia_status st;
+    if (on_device) {
+        void *d_q = device_copy(queries, n * kb), *d_k = device_alloc(n * kb), *d_v = device_alloc(n * kb);
+        void *d_f = device_alloc(n);
+        st = harmonia_lower_bound(t, &q, d_q, n, d_k, d_v, d_f);
+        to_host(keys, d_k, n * kb);
+        to_host(values, d_v, n * kb);
+        to_host(found, d_f, n);
+        cudaFree(d_q);
+        cudaFree(d_k);
+        cudaFree(d_v);
+        cudaFree(d_f);
+    } else {
+        st = harmonia_lower_bound(t, &q, queries, n, keys, values, found);
+    }
+    if (st != HARMONIA_OK)
+        fail_msg("GPU lower bound failed: %s", harmonia_last_error(t));
+    for (uint64_t i = 0; i < n; i++)
+        if (found[i] != ref.found[i] || tu_get(keys, bits, i) != tu_get(ref.keys, bits, i) ||
+            tu_get(values, bits, i) != tu_get(ref.values, bits, i))
+            fail_msg("GPU lower bound of %llu (G=%u psa=%d device=%d): %d %llu, CPU %d %llu",
+                     (unsigned long long)tu_get(queries, bits, i), g, psa, on_device, found[i],
+                     (unsigned long long)tu_get(keys, bits, i), ref.found[i],
+                     (unsigned long long)tu_get(ref.keys, bits, i));
+    free(keys);
+    free(values);
+    free(found);
+    free_reference(&ref);
+}
+
+static void check_ranges(harmonia_tree *t, const tu_model *m, uint64_t n, uint32_t g, int on_device, uint64_t *rng)
+{
+    const uint32_t bits = m->key_bits;
+    const size_t kb = bits / 8;
+    const uint64_t mask = tu_mask(bits);
+    void *lo = malloc(n * kb + 8), *hi = malloc(n * kb + 8);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a = tu_query_key(m, rng), b;
+        switch (tu_next(rng) % 5) {
+        case 0: b = a; break;
+        case 1: b = a > 0 ? a - 1 : 0; break;
+        case 2: b = mask; break;
+        case 3: b = (a + tu_next(rng) % 1000) & mask; if (b < a) b = mask; break;
+        default: b = tu_next(rng) & mask; break;
+        }
+        if (i < 3) /* a few ranges over everything */
+            a = 0, b = mask;
+        tu_set(lo, bits, i, a);
+        tu_set(hi, bits, i, b);
+    }
+    harmonia_query_config cpu, gpu;
+    harmonia_query_config_init(&cpu);
+    cpu.backend = HARMONIA_BACKEND_CPU;
+    harmonia_query_config_init(&gpu);
+    gpu.backend = HARMONIA_BACKEND_GPU;
+    gpu.group_size = g;
+    gpu.psa_window = 1024; /* small chunks for the host collect */
+    uint64_t *ref_offsets = malloc((n + 1) * 8), *offsets = malloc((n + 1) * 8), *counts = malloc(n * 8 + 8);
+    assert_int_equal(harmonia_range_collect(t, &cpu, lo, hi, n, ref_offsets, NULL, NULL), HARMONIA_OK);
+    uint64_t total = ref_offsets[n];
+    void *ref_keys = malloc(total * kb + 8), *ref_values = malloc(total * kb + 8);
+    assert_int_equal(harmonia_range_collect(t, &cpu, lo, hi, n, ref_offsets, ref_keys, ref_values), HARMONIA_OK);
+    void *keys = malloc(total * kb + 8), *values = malloc(total * kb + 8);
+    memset(keys, 0xA5, total * kb + 8);
+    if (on_device) {
+        void *d_lo = device_copy(lo, n * kb), *d_hi = device_copy(hi, n * kb);
+        void *d_counts = device_alloc(n * 8), *d_offsets = device_alloc((n + 1) * 8);
+        void *d_keys = device_alloc(total * kb), *d_values = device_alloc(total * kb);
+        assert_int_equal(harmonia_range_count(t, &gpu, d_lo, d_hi, n, d_counts), HARMONIA_OK);
+        to_host(counts, d_counts, n * 8);
+        if (harmonia_range_collect(t, &gpu, d_lo, d_hi, n, d_offsets, NULL, NULL) != HARMONIA_OK)
+            fail_msg("device offsets: %s", harmonia_last_error(t));
+        to_host(offsets, d_offsets, (n + 1) * 8);
+        assert_int_equal(harmonia_range_collect(t, &gpu, d_lo, d_hi, n, d_offsets, d_keys, d_values), HARMONIA_OK);
+        to_host(keys, d_keys, total * kb);
+        to_host(values, d_values, total * kb);
+        cudaFree(d_lo); cudaFree(d_hi); cudaFree(d_counts); cudaFree(d_offsets); cudaFree(d_keys); cudaFree(d_values);
+    } else {
+        assert_int_equal(harmonia_range_count(t, &gpu, lo, hi, n, counts), HARMONIA_OK);
+        assert_int_equal(harmonia_range_collect(t, &gpu, lo, hi, n, offsets, NULL, NULL), HARMONIA_OK);
+        if (harmonia_range_collect(t, &gpu, lo, hi, n, offsets, keys, values) != HARMONIA_OK)
+            fail_msg("host collect: %s", harmonia_last_error(t));
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (counts[i] != ref_offsets[i + 1] - ref_offsets[i])
+            fail_msg("GPU range count %llu (G=%u device=%d): %llu, CPU %llu", (unsigned long long)i, g, on_device,
+                     (unsigned long long)counts[i], (unsigned long long)(ref_offsets[i + 1] - ref_offsets[i]));
+    }
+    for (uint64_t i = 0; i <= n; i++)
+        assert_int_equal(offsets[i], ref_offsets[i]);
+    for (uint64_t j = 0; j < total; j++)
+        if (tu_get(keys, bits, j) != tu_get(ref_keys, bits, j) || tu_get(values, bits, j) != tu_get(ref_values, bits, j))
+            fail_msg("GPU range collect pair %llu of %llu (G=%u device=%d) differs", (unsigned long long)j,
+                     (unsigned long long)total, g, on_device);
+    free(lo); free(hi); free(ref_offsets); free(offsets); free(counts);
+    free(ref_keys); free(ref_values); free(keys); free(values);
+}
+
+static void *make_queries(const tu_model *m, uint64_t n, uint64_t *rng)
+{
+    void *q = malloc(n * m->key_bits / 8 + 8);
+    for (uint64_t i = 0; i < n; i++)
+        tu_set(q, m->key_bits, i, tu_query_key(m, rng));
+    return q;
+}
+
+/* Under compute-sanitizer (HARMONIA_GPU_TEST_QUICK=1) fewer combinations run: it is ~100x slower. */
+static int quick(void) { return getenv("HARMONIA_GPU_TEST_QUICK") != NULL; }
+
+/* Every G, F and L, both widths: lookups and lower bounds, PSA on and off, host and device. */
+static void test_every_group_fanout_leaf(void **state)
+{
+    (void)state;
+    uint64_t rng = 5;
+    for (unsigned w = 0; w < 2; w++)
+        for (unsigned fi = 0; fi < 5; fi++)
+            for (unsigned li = 0; li < 5; li++) {
+                if (quick() && (fi + li) % 4 != 0)
+                    continue;
+                uint32_t bits = w ? 64 : 32, F = node_sizes[fi], L = node_sizes[li];
+                tu_model m;
+                tu_model_make(&m, bits, 3000 + tu_next(&rng) % 40000, (tu_dist)(tu_next(&rng) % TU_DIST_COUNT), &rng);
+                harmonia_tree *t = build(&m, F, L, &rng);
+                uint64_t n = 5000 + tu_next(&rng) % 3000;
+                void *q = make_queries(&m, n, &rng);
+                for (unsigned gi = 0; gi < 6; gi++) {
+                    uint32_t g = group_sizes[gi];
+                    if (g > F)
+                        continue;
+                    int psa = (int)(tu_next(&rng) % 2), dev = (int)(tu_next(&rng) % 2);
+                    check_lookups(t, bits, q, n, g, psa, 2048, dev, 0);
+                    check_lower_bounds(t, bits, q, n, g, !psa, 4096, !dev);
+                }
+                free(q);
+                harmonia_free(t);
+                tu_model_free(&m);
+            }
+}
+
+/* Batch sizes and windows: 0, 1, 31, 33, odd, larger than a window; unordered results. */
+static void test_batch_sizes_and_windows(void **state)
+{
+    (void)state;
+    uint64_t rng = 9;
+    const uint64_t sizes[] = {0, 1, 31, 33, 1023, 1025, 4099, 100003};
+    const unsigned n_sizes = quick() ? 6 : sizeof sizes / sizeof sizes[0];
+    const uint64_t windows[] = {1024, 4096, 0};
+    for (unsigned w = 0; w < 2; w++) {
+        tu_model m;
+        tu_model_make(&m, w ? 64 : 32, 200000, TU_UNIFORM, &rng);
+        harmonia_tree *t = build(&m, 16, 16, &rng);
+        for (unsigned s = 0; s < n_sizes; s++) {
+            void *q = make_queries(&m, sizes[s], &rng);
+            for (unsigned wi = 0; wi < 3; wi++)
+                for (int dev = 0; dev < 2; dev++)
+                    for (int unordered = 0; unordered < 2; unordered++) {
+                        check_lookups(t, m.key_bits, q, sizes[s], 8, 1, windows[wi], dev, unordered);
+                        check_lookups(t, m.key_bits, q, sizes[s], 4, 0, windows[wi], dev, unordered);
+                    }
+            free(q);
+        }
+        harmonia_free(t);
+        tu_model_free(&m);
+    }
+}
+
+/* Dense keys, keys whose top bits are all equal, extremes (0 and the maximum), a one-key and an
+ * empty tree. */
+static void test_key_shapes(void **state)
+{
+    (void)state;
+    uint64_t rng = 13;
+    for (unsigned w = 0; w < 2; w++) {
+        uint32_t bits = w ? 64 : 32;
+        for (int shape = 0; shape < 5; shape++) {
+            tu_model m;
+            if (shape == 0)
+                tu_model_make(&m, bits, 100000, TU_DENSE, &rng);
+            else if (shape == 1) { /* top bits all equal: a narrow band near the maximum */
+                tu_model_make(&m, bits, 50000, TU_DENSE, &rng);
+                for (uint64_t i = 0; i < m.n; i++)
+                    m.keys[i] = tu_mask(bits) - 3 * (m.n - 1 - i);
+            } else if (shape == 2)
+                tu_model_make(&m, bits, 50000, TU_EXTREMES, &rng);
+            else
+                tu_model_make(&m, bits, shape == 3 ? 1 : 0, TU_UNIFORM, &rng);
+            harmonia_tree *t = build(&m, 32, 8, &rng);
+            uint64_t n = 20000;
+            void *q = make_queries(&m, n, &rng);
+            tu_set(q, bits, 0, 0);
+            tu_set(q, bits, 1, tu_mask(bits));
+            for (unsigned gi = 0; gi < 6; gi++) {
+                check_lookups(t, bits, q, n, group_sizes[gi], 1, 4096, gi % 2, 0);
+                check_lower_bounds(t, bits, q, n, group_sizes[gi], 1, 4096, gi % 2);
+            }
+            free(q);
+            harmonia_free(t);
+            tu_model_free(&m);
+        }
+    }
+}
+
+static void test_ranges(void **state)
+{
+    (void)state;
+    uint64_t rng = 17;
+    for (unsigned w = 0; w < 2; w++) {
+        tu_model m;
+        tu_model_make(&m, w ? 64 : 32, 30000, (tu_dist)(w ? TU_CLUSTERED : TU_EXTREMES), &rng);
+        harmonia_tree *t = build(&m, 8, 16, &rng);
+        for (unsigned gi = 0; gi < 4; gi++)
+            for (int dev = 0; dev < 2; dev++)
+                check_ranges(t, &m, 3000, group_sizes[gi], dev, &rng);
+        harmonia_free(t);
+        tu_model_free(&m);
+    }
+}
+
+/* Upload, release and re-upload repeatedly; info reports the device copy; a bad G is refused. */
+static void test_device_copy_life_cycle(void **state)
+{
+    (void)state;
+    uint64_t rng = 21;
+    tu_model m;
+    tu_model_make(&m, 64, 50000, TU_UNIFORM, &rng);
+    harmonia_tree *t = build(&m, 16, 16, &rng);
+    void *q = make_queries(&m, 4000, &rng);
+    for (int round = 0; round < 20; round++) {
+        assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
+        harmonia_tree_info info;
+        harmonia_info(t, &info);
+        assert_true(info.device_resident);
+        assert_true(info.device_bytes >= info.total_bytes);
+        if (round % 3 == 0)
+            check_lookups(t, 64, q, 4000, 16, round % 2, 1024, round % 2, 0);
+        harmonia_device_release(t);
+        harmonia_info(t, &info);
+        assert_false(info.device_resident);
+    }
+    /* two trees alternate: each call must see its own __constant__ part */
+    tu_model m2;
+    tu_model_make(&m2, 64, 70000, TU_CLUSTERED, &rng);
+    harmonia_tree *t2 = build(&m2, 8, 8, &rng);
+    void *q2 = make_queries(&m2, 4000, &rng);
+    for (int round = 0; round < 4; round++) {
+        check_lookups(t, 64, q, 4000, 8, 1, 0, 0, 0);
+        check_lookups(t2, 64, q2, 4000, 8, 1, 0, 1, 0);
+    }
+    harmonia_query_config bad;
+    harmonia_query_config_init(&bad);
+    bad.backend = HARMONIA_BACKEND_GPU;
+    bad.group_size = 3;
+    uint64_t v[1];
+    uint8_t f[1];
+    assert_int_equal(harmonia_lookup(t, &bad, q, 1, v, f), HARMONIA_ERR_INVALID);
+    bad.group_size = 16;
+    assert_int_equal(harmonia_lookup(t2, &bad, q, 1, v, f), HARMONIA_ERR_INVALID); /* G > F = 8 */
+    assert_non_null(strstr(harmonia_last_error(t2), "fanout"));
+    free(q);
+    free(q2);
+    harmonia_free(t);
+    harmonia_free(t2);
+    tu_model_free(&m);
+    tu_model_free(&m2);
+}
+
+/* Not enough GPU memory: a status that says how many bytes were needed and free, then success
+ * once memory is back. */
+static void test_out_of_device_memory(void **state)
+{
+    (void)state;
+    uint64_t rng = 23;
+    tu_model m;
+    tu_model_make(&m, 64, 4000000, TU_DENSE, &rng); /* about 130 MB on the device */
+    harmonia_tree *t = build(&m, 16, 16, &rng);
+    size_t free_bytes = 0, total = 0;
+    assert_int_equal(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+    void *hog = NULL;
+    size_t hog_bytes = free_bytes - (32u << 20); /* leave 32 MB */
+    assert_int_equal(cudaMalloc(&hog, hog_bytes), cudaSuccess);
+    harmonia_status st = harmonia_device_upload(t);
+    assert_int_equal(st, HARMONIA_ERR_DEVICE_MEMORY);
+    assert_non_null(strstr(harmonia_last_error(t), "bytes"));
+    printf("expected error: %s\n", harmonia_last_error(t));
+    cudaFree(hog);
+    assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
+    void *q = make_queries(&m, 10000, &rng);
+    check_lookups(t, 64, q, 10000, 8, 1, 0, 0, 0);
+    free(q);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
+int main(void)
+{
+    harmonia_device_info info;
+    if (harmonia_device_probe(&info) != HARMONIA_OK) {
+        printf("SKIP: no GPU: %s\n", harmonia_last_error(NULL));
+        return 77;
+    }
+    printf("GPU: %s\n", info.name);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_group_fanout_leaf),
+        cmocka_unit_test(test_batch_sizes_and_windows),
+        cmocka_unit_test(test_key_shapes),
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_device_copy_life_cycle),
+        cmocka_unit_test(test_out_of_device_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
