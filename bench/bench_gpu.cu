@@ -4,6 +4,7 @@
  * the same keys in the same run. CUDA events, one warm-up, median of several runs; every
  * configuration's results are compared with the CPU engine's, and the run fails on a mismatch. */
 #include <algorithm>
+#include <parallel/algorithm>
 #include <chrono>
 #include <cuda_runtime.h>
 #include <inttypes.h>
@@ -31,6 +32,22 @@ static uint64_t splitmix(uint64_t *s)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+template <typename K> static K mix_bijective(K x);
+template <> uint64_t mix_bijective<uint64_t>(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+template <> uint32_t mix_bijective<uint32_t>(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
 }
 
 /* Plain binary search over the sorted keys, one thread per query, results in the queries' order. */
@@ -79,17 +96,14 @@ template <typename K> static int run(const options &o)
     const uint64_t n_keys = 1ull << o.keys_log2, n_q = 1ull << o.queries_log2;
     const K mask = (K)~(K)0;
     uint64_t rng = 0x5eed0000ull + o.keys_log2 * 131 + o.bits;
-    /* unique random keys: random values, sorted, deduplicated, topped up */
+    /* unique random keys: a bijective mix of 0 .. n-1 (splitmix64's finalizer for 64 bits, murmur3's
+     * for 32) is unique by construction and uniform-looking; then sorted */
     std::vector<K> keys(n_keys);
-    for (auto &k : keys)
-        k = (K)(splitmix(&rng) & mask);
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    while (keys.size() < n_keys) {
-        keys.push_back((K)(splitmix(&rng) & mask));
-        std::sort(keys.begin(), keys.end());
-        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    }
+    const uint64_t salt = splitmix(&rng);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < (int64_t)n_keys; i++)
+        keys[i] = mix_bijective<K>((K)((uint64_t)i + salt));
+    __gnu_parallel::sort(keys.begin(), keys.end());
     std::vector<K> values(n_keys);
     for (uint64_t i = 0; i < n_keys; i++)
         values[i] = (K)(splitmix(&rng) & mask) | 1;

@@ -96,6 +96,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     if (c->op == OP_RANGE_COUNT)
         c->psa = false;
     uint64_t window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);
+    if (window > c->count) /* small batches get small buffers */
+        window = c->count;
     if (window < 1024)
         window = 1024;
     if (window > (1u << 30))
