@@ -92,7 +92,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
                 return hm_fail(tree, HARMONIA_ERR_INVALID, "the queries are in %s memory but result array %d is not",
                                c->device_memory ? "device" : "host", k);
     }
-    c->psa = !config || config->psa != 0;
+    const int psa = config ? config->psa : -1;
+    c->psa = psa < 0 ? c->unordered : psa != 0; /* auto: see harmonia_query_config.psa */
     if (c->op == OP_RANGE_COUNT)
         c->psa = false;
     uint64_t window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);

@@ -148,7 +148,7 @@ void harmonia_query_config_init(harmonia_query_config *config)
 {
     memset(config, 0, sizeof *config);
     config->backend = HARMONIA_BACKEND_AUTO;
-    config->psa = 1;
+    config->psa = -1;
     config->memory = HARMONIA_MEMORY_AUTO;
 }
 

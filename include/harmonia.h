@@ -120,7 +120,10 @@ typedef struct harmonia_query_config {
     harmonia_backend backend;
     int threads;               /* CPU engine: OpenMP threads; 0 = OpenMP's default */
     /* --- GPU engine (ignored by the CPU engine) --- */
-    int psa;                   /* partially-sorted aggregation: 1 on (default), 0 off */
+    int psa;                   /* partially-sorted aggregation: 1 on, 0 off, -1 auto (default): on
+                                  for unordered results, off for results in query order, where
+                                  the in-window restore cost more than it saved on the H100 (see
+                                  bench/RESULTS.md) */
     uint64_t psa_window;       /* queries sorted together; 0 = sized so a window's results stay in L2 */
     uint32_t psa_bits;         /* bits sorted on; 0 = Eq. 2 over the span of the tree's keys */
     uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F; 0 = the tree's
@@ -130,8 +133,8 @@ typedef struct harmonia_query_config {
     bool async;                /* device arrays: return once queued on stream (no host sync) */
 } harmonia_query_config;
 
-/* Fills *config with the defaults: backend auto, PSA on with the default window, G from the tree,
- * memory auto, synchronous. */
+/* Fills *config with the defaults: backend auto, PSA auto with the default window, G from the
+ * tree, memory auto, synchronous. */
 void harmonia_query_config_init(harmonia_query_config *config);
 
 /* Point lookups: for each i, found_out[i] = 1 and values_out[i] = the value of queries[i] if the

@@ -8,4 +8,4 @@ source scripts/deps.sh
 harmonia_install_deps
 [ -d build ] || meson setup build -Dbuildtype=release
 ninja -C build
-./build/harmonia bench "$@"
+./build/harmonia/cli/harmonia bench "$@"

@@ -148,7 +148,7 @@ int cli_cmd_bench(int argc, char **argv)
         {"fill", "X", "leaf fill of the build (default: library's)", NULL},
         {"threads", "T", "OpenMP threads of both engines (default: OpenMP's)", NULL},
         {"runs", "R", "timed runs after one warm-up; the median is reported (default 5)", NULL},
-        {"backend", "B", "Harmonia's backend: cpu (default), gpu or auto", NULL},
+        {"backend", "B", "Harmonia's backend: auto (default: the GPU when present), cpu or gpu", NULL},
         {"seed", "S", "seed of the data (default 42)", NULL},
         {"json", NULL, "print the results as JSON", NULL},
         {"quiet", NULL, "no progress bar", NULL},
@@ -183,7 +183,7 @@ int cli_cmd_bench(int argc, char **argv)
         (status = cli_opt_double(&spec, "fill", 0.0, 0.0, 1.0, &fill)) ||
         (status = cli_opt_u64(&spec, "threads", 0, 0, 1u << 16, &threads)) ||
         (status = cli_opt_u64(&spec, "runs", 5, 1, 1000, &runs)) ||
-        (status = cli_opt_choice(&spec, "backend", cli_backend_names, 1, &backend_index)) ||
+        (status = cli_opt_choice(&spec, "backend", cli_backend_names, 0, &backend_index)) ||
         (status = cli_opt_u64(&spec, "seed", 42, 0, UINT64_MAX, &seed)))
         return status;
     if (n_keys == 0 && hit_rate > 0.0)
@@ -321,9 +321,11 @@ int cli_cmd_bench(int argc, char **argv)
     }
     free(times);
 
+    /* auto takes the GPU when one is usable: name the engine that ran */
     const char *engine_name = backend_index == 1   ? "harmonia cpu"
                               : backend_index == 2 ? "harmonia gpu"
-                                                   : "harmonia auto";
+                              : harmonia_device_probe(NULL) == HARMONIA_OK ? "harmonia gpu (auto)"
+                                                                           : "harmonia cpu (auto)";
     int thread_count = cli_thread_count((int)threads);
     if (json) {
         printf("{\"command\":\"bench\",\"keys\":%llu,\"queries\":%llu,\"ranges\":%llu,"
@@ -365,18 +367,18 @@ int cli_cmd_bench(int argc, char **argv)
         printf("tree: height %u, leaf fill %.3f; generate %.3f s, build %.3f s; median of %llu "
                "runs after a warm-up\n\n",
                info.height, info.leaf_fill, t1 - t0, t2 - t1, (unsigned long long)runs);
-        printf("%-12s %-14s %12s %14s %9s\n", "operation", "engine", "median ms", "M queries/s",
+        printf("%-12s %-20s %12s %14s %9s\n", "operation", "engine", "median ms", "M queries/s",
                "speed-up");
         for (int op = 0; op < OP_COUNT; op++) {
             if (!rows[op].ran)
                 continue;
             double h = rows[op].seconds[0], b = rows[op].seconds[1];
             double items = (double)rows[op].items;
-            printf("%-12s %-14s %12.3f %14.2f %9s\n", op_names[op], "binary search", b * 1e3,
+            printf("%-12s %-20s %12.3f %14.2f %9s\n", op_names[op], "binary search", b * 1e3,
                    b > 0 ? items / b / 1e6 : 0.0, "1.00x");
             char speedup[32];
             snprintf(speedup, sizeof speedup, "%.2fx", h > 0 ? b / h : 0.0);
-            printf("%-12s %-14s %12.3f %14.2f %9s\n", op_names[op], engine_name, h * 1e3,
+            printf("%-12s %-20s %12.3f %14.2f %9s\n", op_names[op], engine_name, h * 1e3,
                    h > 0 ? items / h / 1e6 : 0.0, speedup);
         }
         if (total_mismatches == 0)
