@@ -14,6 +14,13 @@ extern "C" {
 bool hm_gpu_usable(void);
 
 harmonia_status hm_gpu_upload(harmonia_tree *tree);
+
+/* After an update batch: brings the device copy (if any) to the tree's version. With dirty leaves
+ * (the shape unchanged), only their keys and values go up, plus the leaf ranks when counts changed;
+ * without, the whole tree is uploaded again. *bytes_out gets the bytes sent, *incremental_out
+ * whether it was incremental. A tree without a device copy is left without one. */
+harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
+                            bool ranks_changed, uint64_t *bytes_out, bool *incremental_out);
 void hm_gpu_release(harmonia_tree *tree);
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info);
 

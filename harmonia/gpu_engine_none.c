@@ -7,6 +7,15 @@
 bool hm_gpu_usable(void) { return false; }
 harmonia_status hm_gpu_upload(harmonia_tree *tree) { return NO_CUDA(tree); }
 void hm_gpu_release(harmonia_tree *tree) { (void)tree; }
+
+harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty, bool ranks_changed,
+                            uint64_t *bytes_out, bool *incremental_out)
+{
+    (void)tree; (void)dirty_leaves; (void)n_dirty; (void)ranks_changed;
+    *bytes_out = 0;
+    *incremental_out = false;
+    return HARMONIA_OK; /* never a device copy to bring up to date */
+}
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info) { (void)tree; (void)info; }
 
 harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,

@@ -208,6 +208,75 @@ extern "C" harmonia_status hm_gpu_upload(harmonia_tree *tree)
     return st;
 }
 
+/* The parts of the view that an in-place update batch can change. */
+static void refresh_view_counts(harmonia_tree *tree)
+{
+    const kr_tree *t = &tree->kr;
+    hm_gpu *g = tree->gpu;
+    g->view.n_keys = t->n_keys;
+    g->view.max_key_present = kr_max_key_present(t);
+    uint64_t min_key = 0, max_key = 0, ignored;
+    if (t->n_keys > 0) {
+        kr_at_rank(t, 0, &min_key, &ignored);
+        kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
+    }
+    g->bits = psa_choose_bits(t->n_keys, t->key_bits, min_key, max_key);
+}
+
+extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
+                                       bool ranks_changed, uint64_t *bytes_out, bool *incremental_out)
+{
+    *bytes_out = 0;
+    *incremental_out = false;
+    pthread_mutex_lock(&gpu_lock);
+    harmonia_status st = HARMONIA_OK;
+    hm_gpu *g = tree->gpu;
+    if (!g) {
+        pthread_mutex_unlock(&gpu_lock);
+        return HARMONIA_OK;
+    }
+    if (!dirty_leaves) {
+        st = upload_locked(tree);
+        if (st == HARMONIA_OK)
+            *bytes_out = tree->gpu->tree_bytes;
+        pthread_mutex_unlock(&gpu_lock);
+        return st;
+    }
+    /* incremental: queries wait on the lock, so none sees a half-synchronised copy */
+    const kr_tree *t = &tree->kr;
+    const size_t kb = t->key_bits / 8, leaf_bytes = (size_t)t->leaf_size * kb;
+    const uint64_t leaf_base = kr_leaf_key_offset(t, 0);
+    cudaError_t e = cudaDeviceSynchronize(); /* no query in flight reads what is overwritten */
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; i < n_dirty && e == cudaSuccess;) {
+        uint64_t first = dirty_leaves[i], last = first;
+        while (i + 1 < n_dirty && dirty_leaves[i + 1] == last + 1) /* runs of consecutive leaves */
+            last = dirty_leaves[++i];
+        i++;
+        const size_t span = (size_t)(last - first + 1) * leaf_bytes;
+        e = cudaMemcpy((char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
+                       (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span, cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemcpy((char *)g->d_values + first * leaf_bytes, (const char *)t->leaf_values + first * leaf_bytes,
+                           span, cudaMemcpyHostToDevice);
+        bytes += 2 * span;
+    }
+    if (e == cudaSuccess && ranks_changed) {
+        e = cudaMemcpy(g->d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice);
+        bytes += (t->n_leaves + 1) * sizeof(uint64_t);
+    }
+    if (e != cudaSuccess) {
+        st = hm_gpu_fail(tree, e, "synchronising the device copy after an update");
+    } else {
+        refresh_view_counts(tree);
+        g->version = tree->version;
+        *bytes_out = bytes;
+        *incremental_out = true;
+    }
+    pthread_mutex_unlock(&gpu_lock);
+    return st;
+}
+
 harmonia_status hm_gpu_enter(harmonia_tree *tree)
 {
     pthread_mutex_lock(&gpu_lock);

@@ -12,6 +12,7 @@
 
 #include "harmonia/gpu_engine.h"
 #include "harmonia/tree_internal.h"
+#include "cpu_update/cpu_update.h"
 #include "prefix_sum/prefix_sum.h"
 
 static _Thread_local char thread_last_error[512];
@@ -284,6 +285,86 @@ harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query
     kr_range_collect_batch(&tree->kr, lo, hi, count, offsets, keys_out, values_out,
                            query_threads(config));
     return HARMONIA_OK;
+}
+
+/* --- batch updates ----------------------------------------------------------------------------- */
+
+void harmonia_update_config_init(harmonia_update_config *config)
+{
+    memset(config, 0, sizeof *config);
+    config->insert_existing = HARMONIA_INSERT_EXISTING_ERROR;
+    config->update_missing = HARMONIA_UPDATE_MISSING_ERROR;
+    config->split_fill = 0.75;
+}
+
+harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
+                                const uint8_t *kinds, const void *keys, const void *values,
+                                uint64_t count, harmonia_update_stats *stats_out)
+{
+    REQUIRE_TREE(tree, "harmonia_update");
+    harmonia_update_config defaults;
+    if (!config) {
+        harmonia_update_config_init(&defaults);
+        config = &defaults;
+    }
+    if (count > 0 && (!kinds || !keys))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_update: NULL kinds or keys with %" PRIu64 " operations", count);
+    if ((unsigned)config->insert_existing > HARMONIA_INSERT_EXISTING_UPSERT ||
+        (unsigned)config->update_missing > HARMONIA_UPDATE_MISSING_SKIP)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_update: unknown policy");
+    double split_fill = config->split_fill != 0.0 ? config->split_fill : 0.75;
+    if (!(split_fill > 0.0 && split_fill <= 1.0))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "split fill %g: use a fraction in (0, 1]", split_fill);
+    if (tree->kr.key_bits == 32 && count > UINT32_MAX)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "a batch of %" PRIu64 " operations on a 32-bit tree: split it into batches below 2^32", count);
+    for (uint64_t i = 0; i < count; i++) {
+        if (kinds[i] > HARMONIA_OP_DELETE)
+            return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " has kind %u; kinds are 0 insert, "
+                           "1 update, 2 upsert, 3 delete; nothing was applied", i, kinds[i]);
+        if (kinds[i] != HARMONIA_OP_DELETE && !values)
+            return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " needs a value but values is NULL", i);
+    }
+    harmonia_update_stats stats;
+    memset(&stats, 0, sizeof stats);
+    stats.operations = count;
+    upd_params p = {
+        .insert_existing = config->insert_existing,
+        .update_missing = config->update_missing,
+        .split_fill = split_fill,
+        .in_place_allowed = tree->mapping == NULL,
+    };
+    upd_result result;
+    kr_error err = {{0}};
+    int saved_threads = omp_get_max_threads();
+    if (config->threads > 0)
+        omp_set_num_threads(config->threads);
+    harmonia_status st = upd_apply_batch(&tree->kr, &p, kinds, keys, values, count, &stats, &result, &err);
+    omp_set_num_threads(saved_threads);
+    if (st != HARMONIA_OK)
+        return hm_fail(tree, st, "%s", err.message);
+    if (!result.in_place) {
+        hm_tree_release_storage(tree);
+        tree->kr = result.new_tree;
+    }
+    tree->version++;
+    if (!config->skip_upload) {
+        double t0 = omp_get_wtime();
+        st = hm_gpu_sync(tree, result.in_place ? result.dirty_leaves : NULL, result.n_dirty,
+                         result.ranks_changed, &stats.uploaded_bytes, &stats.incremental_upload);
+        stats.upload_seconds = omp_get_wtime() - t0;
+        if (st != HARMONIA_OK) {
+            char message[sizeof tree->last_error];
+            snprintf(message, sizeof message, "%s", tree->last_error);
+            hm_gpu_release(tree);
+            hm_fail(tree, st, "the batch was applied, but the device copy could not be synchronised (%s); "
+                    "it was released and the next GPU query uploads the tree again", message);
+        }
+    }
+    free(result.dirty_leaves);
+    if (stats_out)
+        *stats_out = stats;
+    return st;
 }
 
 /* --- integrity and information ---------------------------------------------------------------- */

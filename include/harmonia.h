@@ -178,6 +178,68 @@ harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query
                                        uint64_t *offsets, void *keys_out, void *values_out);
 
 /* ---------------------------------------------------------------------------------------------
+ * Batch updates (CPU, OpenMP), then a sync of the device copy.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum harmonia_op_kind {
+    HARMONIA_OP_INSERT = 0, /* add a key; a present key follows insert_existing */
+    HARMONIA_OP_UPDATE = 1, /* change a present key's value; a missing key follows update_missing */
+    HARMONIA_OP_UPSERT = 2, /* insert or update */
+    HARMONIA_OP_DELETE = 3, /* remove a key; a missing key is counted, not an error */
+} harmonia_op_kind;
+
+typedef enum harmonia_insert_policy {
+    HARMONIA_INSERT_EXISTING_ERROR = 0,  /* the batch fails with KEY_EXISTS */
+    HARMONIA_INSERT_EXISTING_UPSERT = 1, /* the insert updates the value */
+} harmonia_insert_policy;
+
+typedef enum harmonia_update_policy {
+    HARMONIA_UPDATE_MISSING_ERROR = 0, /* the batch fails with KEY_MISSING */
+    HARMONIA_UPDATE_MISSING_SKIP = 1,  /* the update is counted as missing and skipped */
+} harmonia_update_policy;
+
+typedef struct harmonia_update_config {
+    harmonia_insert_policy insert_existing;
+    harmonia_update_policy update_missing;
+    double split_fill;   /* a leaf that overflows is split into nodes filled to about this
+                            fraction of L, in (0, 1]; 0 = default 0.75 */
+    int threads;         /* OpenMP threads; 0 = OpenMP's default */
+    bool skip_upload;    /* leave the device copy stale (the next GPU query re-uploads it) */
+} harmonia_update_config;
+
+typedef struct harmonia_update_stats {
+    uint64_t operations;      /* operations in the batch */
+    uint64_t applied;         /* operations that changed the tree */
+    uint64_t inserted, updated, deleted;
+    uint64_t missing;         /* deletes of absent keys and skipped updates of absent keys */
+    uint64_t duplicates;      /* operations on a key that an earlier operation of the batch named */
+    uint64_t leaves_touched;  /* leaves that received operations */
+    uint64_t leaves_split;    /* leaves that overflowed into auxiliary nodes */
+    uint64_t auxiliary_nodes; /* nodes made for what overflowed */
+    uint64_t leaves_removed;  /* leaves emptied by deletes */
+    bool shape_changed;       /* leaves were split or removed: the layout was rebuilt */
+    bool incremental_upload;  /* only dirty leaves and values went to the device */
+    uint64_t uploaded_bytes;
+    double sort_seconds, apply_seconds, relayout_seconds, upload_seconds;
+} harmonia_update_stats;
+
+void harmonia_update_config_init(harmonia_update_config *config);
+
+/* Applies count operations (kinds[i] one of harmonia_op_kind; keys[i] and values[i] of the tree's
+ * key width, values ignored for deletes and may be NULL if all are deletes) to the tree, as one
+ * atomic batch: operations on the same key apply in batch order; if any operation fails under a
+ * strict policy, or memory runs out, the tree is exactly as before (bit for bit) and the message
+ * names the first failing operation's index. On success the tree's version is bumped and, when it
+ * has a device copy, the copy is synchronised (only dirty leaves when the shape did not change)
+ * before the call returns: GPU queries before see the old version, after it the new one.
+ * A tree loaded from a file is copied into memory by its first update. stats may be NULL.
+ * The tree must not be queried from other threads during the call. Synchronous.
+ * Errors: INVALID (bad kind, NULL arrays), KEY_EXISTS, KEY_MISSING, NO_MEMORY, CAPACITY, and the
+ * device errors of the sync (then the host tree is updated and the device copy released). */
+harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
+                                const uint8_t *kinds, const void *keys, const void *values,
+                                uint64_t count, harmonia_update_stats *stats);
+
+/* ---------------------------------------------------------------------------------------------
  * Index files.
  * ------------------------------------------------------------------------------------------- */
 

@@ -146,6 +146,15 @@ void kr_set_error(kr_error *err, const char *fmt, ...)
 #endif
     ;
 
+/* --- allocation (kr_alloc.c) ------------------------------------------------------------------
+ * Every allocation of the build and the updater goes through kr_malloc / kr_calloc (freed with
+ * free). kr_test_fail_allocation_after(n) makes the allocation after the next n fail (once), so that
+ * tests can check that a failing batch changes nothing; -1 turns it off. Not thread-safe: the
+ * components allocate only from the calling thread, outside parallel regions. */
+void *kr_malloc(size_t bytes);
+void *kr_calloc(size_t count, size_t size);
+void kr_test_fail_allocation_after(long allocations);
+
 /* --- bulk build (kr_build.c) ------------------------------------------------------------------ */
 
 typedef struct kr_build_params {

@@ -70,10 +70,10 @@ harmonia_status kr_plan_levels(kr_tree *t, kr_error *err)
 harmonia_status kr_alloc_arrays(kr_tree *t, kr_error *err)
 {
     size_t kb = kr_key_bytes(t);
-    t->keys = malloc(kr_key_slots(t) * kb);
-    t->leaf_values = malloc(t->n_leaves * t->leaf_size * kb);
-    t->first_child = malloc((t->n_internal + 1) * sizeof(uint32_t));
-    t->leaf_rank = malloc((t->n_leaves + 1) * sizeof(uint64_t));
+    t->keys = kr_malloc(kr_key_slots(t) * kb);
+    t->leaf_values = kr_malloc(t->n_leaves * t->leaf_size * kb);
+    t->first_child = kr_malloc((t->n_internal + 1) * sizeof(uint32_t));
+    t->leaf_rank = kr_malloc((t->n_leaves + 1) * sizeof(uint64_t));
     if (!t->keys || !t->leaf_values || !t->first_child || !t->leaf_rank) {
         kr_tree_free_arrays(t);
         kr_set_error(err, "out of memory allocating a tree of %" PRIu64 " nodes", t->n_nodes);
@@ -192,9 +192,9 @@ static harmonia_status dedupe_sorted(uint32_t key_bits, void *keys, void *values
                                      bool keep_last, uint64_t *count_out, kr_error *err)
 {
     size_t kb = key_bits / 8;
-    void *out_keys = malloc(count * kb), *out_values = malloc(count * kb);
+    void *out_keys = kr_malloc(count * kb), *out_values = kr_malloc(count * kb);
     int nt = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
-    uint64_t *chunk_start = calloc((size_t)nt + 1, sizeof(uint64_t));
+    uint64_t *chunk_start = kr_calloc((size_t)nt + 1, sizeof(uint64_t));
     if (!out_keys || !out_values || !chunk_start) {
         free(out_keys);
         free(out_values);
@@ -268,8 +268,8 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
         }
     }
     /* work on copies: sort (stable) and apply the duplicate policy */
-    void *work_keys = malloc(count ? count * kb : 1);
-    void *work_values = malloc(count ? count * kb : 1);
+    void *work_keys = kr_malloc(count ? count * kb : 1);
+    void *work_values = kr_malloc(count ? count * kb : 1);
     if (!work_keys || !work_values) {
         free(work_keys);
         free(work_values);

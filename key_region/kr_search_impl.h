@@ -132,22 +132,38 @@ static inline uint64_t KR_FN(rank)(const kr_tree *t, KR_T q)
     return t->leaf_rank[leaf] + slot;
 }
 
-/* Number of keys in [lo, hi]. */
-static inline uint64_t KR_FN(range_count_one)(const kr_tree *t, KR_T lo, KR_T hi)
-{
-    if (lo > hi)
-        return 0;
-    uint64_t below_lo = KR_FN(rank)(t, lo);
-    uint64_t up_to_hi = hi == (KR_T)kr_max_key(t->key_bits) ? t->n_keys : KR_FN(rank)(t, hi + 1);
-    return up_to_hi - below_lo;
-}
-
 static void KR_FN(range_count_batch)(const kr_tree *t, const KR_T *lo, const KR_T *hi,
                                      uint64_t count, uint64_t *counts_out, int threads)
 {
+    const KR_T *keys = (const KR_T *)t->keys;
+    const KR_T max_key = (KR_T)kr_max_key(t->key_bits);
+    const uint32_t L = t->leaf_size;
+    uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
 #pragma omp parallel for schedule(static) num_threads(threads) if (count > KR_PARALLEL_MIN / 4)
-    for (uint64_t i = 0; i < count; i++)
-        counts_out[i] = KR_FN(range_count_one)(t, lo[i], hi[i]);
+    for (uint64_t g = 0; g < groups; g++) {
+        /* both ends of SEARCH_GROUP ranges descend together: rank(lo) and rank(hi + 1) */
+        uint64_t first = g * SEARCH_GROUP;
+        uint32_t n = (uint32_t)(count - first < SEARCH_GROUP ? count - first : SEARCH_GROUP);
+        KR_T after_hi[SEARCH_GROUP];
+        uint64_t lo_leaf[SEARCH_GROUP], hi_leaf[SEARCH_GROUP];
+        for (uint32_t k = 0; k < n; k++)
+            after_hi[k] = hi[first + k] == max_key ? max_key : hi[first + k] + 1;
+        KR_FN(descend_group)(t, lo + first, n, lo_leaf);
+        KR_FN(descend_group)(t, after_hi, n, hi_leaf);
+        for (uint32_t k = 0; k < n; k++) {
+            KR_T a = lo[first + k], b = hi[first + k];
+            if (a > b) {
+                counts_out[first + k] = 0;
+                continue;
+            }
+            uint64_t below_lo = t->leaf_rank[lo_leaf[k]] +
+                                KR_FN(count_lt)(keys + kr_leaf_key_offset(t, lo_leaf[k]), L, a);
+            uint64_t up_to_hi = b == max_key ? t->n_keys
+                                             : t->leaf_rank[hi_leaf[k]] +
+                                                   KR_FN(count_lt)(keys + kr_leaf_key_offset(t, hi_leaf[k]), L, after_hi[k]);
+            counts_out[first + k] = up_to_hi - below_lo;
+        }
+    }
 }
 
 static void KR_FN(range_collect_batch)(const kr_tree *t, const KR_T *lo, const KR_T *hi,

@@ -26,9 +26,9 @@
         int max_threads = omp_get_max_threads();                                                  \
         if (count < 65536)                                                                        \
             max_threads = 1;                                                                      \
-        KEY_T *key_tmp = malloc(count * sizeof(KEY_T));                                           \
-        KEY_T *value_tmp = malloc(count * sizeof(KEY_T));                                         \
-        uint64_t *offsets = malloc((size_t)max_threads * SORT_BUCKETS * sizeof(uint64_t));       \
+        KEY_T *key_tmp = kr_malloc(count * sizeof(KEY_T));                                           \
+        KEY_T *value_tmp = kr_malloc(count * sizeof(KEY_T));                                         \
+        uint64_t *offsets = kr_malloc((size_t)max_threads * SORT_BUCKETS * sizeof(uint64_t));       \
         if (!key_tmp || !value_tmp || !offsets) {                                                 \
             free(key_tmp);                                                                        \
             free(value_tmp);                                                                      \
