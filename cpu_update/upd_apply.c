@@ -10,10 +10,10 @@
 
 /* The sorted batch: keys ascending with each operation's index, stable; runs of equal keys. */
 typedef struct upd_ops {
-    const uint8_t *kinds;
-    const void *values;   /* the caller's values, by operation index */
     void *sorted_keys;    /* count keys */
     void *sorted_index;   /* count operation indexes (key width) */
+    uint8_t *sorted_kinds;/* the kinds and values gathered into sorted order once, so that the */
+    void *sorted_values;  /* merges read them sequentially (NULL when the batch has no values) */
     uint64_t *run_start;  /* n_runs + 1 */
     uint64_t n_runs;
 } upd_ops;
@@ -81,6 +81,8 @@ static void free_work(upd_work *w)
 {
     free(w->ops.sorted_keys);
     free(w->ops.sorted_index);
+    free(w->ops.sorted_kinds);
+    free(w->ops.sorted_values);
     free(w->ops.run_start);
     free(w->run_leaf);
     free(w->touched_leaf);
@@ -108,8 +110,6 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     upd_work w;
     memset(&w, 0, sizeof w);
     memset(result, 0, sizeof *result);
-    w.ops.kinds = kinds;
-    w.ops.values = values;
     double t0 = now_seconds();
 
     /* 1. sort (key, operation index), stable: each key's operations stay in batch order */
@@ -125,6 +125,17 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     st = kr_sort_pairs(bits, w.ops.sorted_keys, w.ops.sorted_index, count, err);
     if (st != HARMONIA_OK)
         goto done;
+    w.ops.sorted_kinds = kr_malloc(count);
+    w.ops.sorted_values = values ? kr_malloc(count * kb) : NULL;
+    if (!w.ops.sorted_kinds || (values && !w.ops.sorted_values))
+        FAIL_NO_MEMORY("gathering the sorted batch");
+#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t op = kr_load(w.ops.sorted_index, bits, i);
+        w.ops.sorted_kinds[i] = kinds[op];
+        if (values)
+            kr_store(w.ops.sorted_values, bits, i, kr_load(values, bits, op));
+    }
     /* runs: positions where the key changes */
     w.ops.run_start = kr_malloc((count + 1) * sizeof(uint64_t));
     if (!w.ops.run_start)
@@ -217,6 +228,8 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     stats->applied = stats->inserted + stats->updated + stats->deleted;
     stats->shape_changed = shape_changed;
 
+    double apply_seconds = now_seconds() - t1; /* target leaves and plan so far */
+
     /* scratch for the merges: one per thread, as large as the largest merge */
     const int threads = omp_get_max_threads();
     const size_t scratch_pairs = max_work ? max_work : 1;
@@ -270,7 +283,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
         result->in_place = true;
         result->dirty_leaves = dirty;
         result->n_dirty = T;
-        stats->apply_seconds = now_seconds() - t2;
+        stats->apply_seconds = apply_seconds + (now_seconds() - t2);
         stats->relayout_seconds = 0;
         goto done;
     }
@@ -292,7 +305,6 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
             goto done;
         /* from here on nothing can fail */
         double t3 = now_seconds();
-        stats->apply_seconds = t3 - t2;
         uint64_t *counts = nt->leaf_rank + 1; /* per-leaf key counts, scanned into ranks below */
         if (new_leaves == 0) { /* every key deleted: the empty tree, one empty leaf */
             spread(nt, 0, 1, w.scratch, w.scratch, 0, counts);
@@ -315,6 +327,8 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
                 spread(nt, first_new, nodes, sk, sv, plan.count, counts + first_new);
             }
         }
+        double t4 = now_seconds();
+        stats->apply_seconds = apply_seconds + (t4 - t2);
         /* untouched leaves: old leaf li moves to li - (touched leaves before it) + (their nodes);
          * chunks of old leaves, each copying its runs of untouched leaves as blocks */
         const uint64_t chunk = 4096, chunks = (t->n_leaves + chunk - 1) / chunk;
@@ -350,7 +364,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
         nt->leaf_rank[0] = 0;
         kr_inclusive_scan(nt->leaf_rank + 1, nt->n_leaves);
         kr_build_internal_levels(nt);
-        stats->relayout_seconds = now_seconds() - t3;
+        stats->relayout_seconds = (now_seconds() - t4) + (t3 - t2); /* copies, ranks, levels; the allocation */
     }
 
 done:

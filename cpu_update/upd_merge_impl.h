@@ -13,7 +13,8 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
     const uint64_t n_old = t->leaf_rank[leaf + 1] - t->leaf_rank[leaf];
     const UPD_T *sorted_keys = (const UPD_T *)ops->sorted_keys;
     const UPD_T *sorted_index = (const UPD_T *)ops->sorted_index;
-    const UPD_T *values = (const UPD_T *)ops->values;
+    const UPD_T *values = (const UPD_T *)ops->sorted_values;
+    const uint8_t *kinds = ops->sorted_kinds;
     memset(plan, 0, sizeof *plan);
     plan->first_error = UINT64_MAX;
     uint64_t i = 0, out = 0, r = r_begin;
@@ -29,12 +30,12 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
         }
         const UPD_T key = sorted_keys[ops->run_start[r]];
         bool present = i < n_old && old_keys[i] == key;
-        UPD_T value = present ? old_values[i] : 0;
+        UPD_T value = present && out_keys ? old_values[i] : 0; /* the plan needs no values */
         if (present)
             i++;
         for (uint64_t s = ops->run_start[r]; s < ops->run_start[r + 1]; s++) {
-            const uint64_t op = sorted_index[s];
-            switch (ops->kinds[op]) {
+            const uint64_t op = sorted_index[s]; /* for the error message only */
+            switch (kinds[s]) {
             case HARMONIA_OP_INSERT:
                 if (present && p->insert_existing == HARMONIA_INSERT_EXISTING_ERROR) {
                     if (op < plan->first_error) {
@@ -49,7 +50,7 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
                 else
                     plan->inserted++;
                 present = true;
-                value = values[op];
+                value = values[s];
                 break;
             case HARMONIA_OP_UPDATE:
                 if (!present) {
@@ -65,7 +66,7 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
                     break;
                 }
                 plan->updated++;
-                value = values[op];
+                value = values[s];
                 break;
             case HARMONIA_OP_UPSERT:
                 if (present)
@@ -73,7 +74,7 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
                 else
                     plan->inserted++;
                 present = true;
-                value = values[op];
+                value = values[s];
                 break;
             default: /* delete */
                 if (present)

@@ -7,7 +7,7 @@
 
 #include "key_region/key_region.h"
 
-#define SORT_DIGIT_BITS 8
+#define SORT_DIGIT_BITS 11
 #define SORT_BUCKETS (1u << SORT_DIGIT_BITS)
 
 /* One template per width: KEY_T is the key and value type. */
