@@ -81,7 +81,9 @@ typedef struct options {
     uint32_t fanout = 16, leaf = 16;
     uint32_t runs = 5;
     uint64_t window = 0;
+    uint32_t lanes = 0;
     int only_group = 0;
+    int only_psa = -1;
     bool unordered = false;
 } options;
 
@@ -204,7 +206,7 @@ template <typename K> static int run(const options &o)
 
     printf("# device tree: %u-bit keys, 2^%u keys, F=%u L=%u, height %u, %.1f MB; build %.2f s; CPU engine %.2f G/s\n",
            o.bits, o.keys_log2, o.fanout, o.leaf, info.height, info.total_bytes / 1e6, build_s, n_q / cpu_s / 1e9);
-    printf("%-34s %10s %10s %8s\n", "configuration", "median ms", "G q/s", "verified");
+    printf("%-44s %10s %10s %8s\n", "configuration", "median ms", "G q/s", "verified");
     /* the baseline */
     double base_ms = time_it([&] {
         binary_search_kernel<K><<<(unsigned)std::min<uint64_t>((n_q + 255) / 256, 1u << 20), 256>>>(
@@ -212,12 +214,12 @@ template <typename K> static int run(const options &o)
     });
     CHECK_CUDA(cudaGetLastError());
     bool ok = verify("binary search");
-    printf("%-34s %10.3f %10.3f %8s\n", "binary search (sorted array)", base_ms, n_q / base_ms / 1e6, ok ? "yes" : "NO");
+    printf("%-44s %10.3f %10.3f %8s\n", "binary search (sorted array)", base_ms, n_q / base_ms / 1e6, ok ? "yes" : "NO");
     const uint32_t groups[] = {1, 2, 4, 8, 16, 32};
     double best = 0;
     for (int psa = 1; psa >= 0; psa--)
         for (uint32_t g : groups) {
-            if (g > o.fanout || (o.only_group && (int)g != o.only_group))
+            if (g > o.fanout || (o.only_group && (int)g != o.only_group) || (o.only_psa >= 0 && psa != o.only_psa))
                 continue;
             harmonia_query_config q;
             harmonia_query_config_init(&q);
@@ -226,6 +228,7 @@ template <typename K> static int run(const options &o)
             q.group_size = g;
             q.psa = psa;
             q.psa_window = o.window;
+            q.pipeline_depth = o.lanes;
             harmonia_status st = HARMONIA_OK;
             double ms = time_it([&] {
                 st = o.unordered ? harmonia_lookup_unordered(tree, &q, d_queries, n_q, d_values, d_found, d_positions)
@@ -236,13 +239,13 @@ template <typename K> static int run(const options &o)
                 return 1;
             }
             char name[96];
-            snprintf(name, sizeof name, "harmonia G=%u PSA %s%s", g, psa ? "on" : "off",
-                     o.unordered ? " unordered" : "");
+            snprintf(name, sizeof name, "harmonia G=%u PSA %s%s w=%llu l=%u", g, psa ? "on" : "off",
+                     o.unordered ? " unordered" : "", (unsigned long long)o.window, o.lanes);
             ok = verify(name);
             double gq = n_q / ms / 1e6;
             if (gq > best)
                 best = gq;
-            printf("%-34s %10.3f %10.3f %8s\n", name, ms, gq, ok ? "yes" : "NO");
+            printf("%-44s %10.3f %10.3f %8s\n", name, ms, gq, ok ? "yes" : "NO");
         }
     printf("# best harmonia %.3f G q/s = %.2fx the binary search (%.3f G q/s)\n", best, best / (n_q / base_ms / 1e6),
            n_q / base_ms / 1e6);
@@ -269,11 +272,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--leaf-size")) o.leaf = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--runs")) o.runs = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--window")) o.window = strtoull(v, NULL, 0), i++;
+        else if (!strcmp(a, "--lanes")) o.lanes = (uint32_t)atoi(v), i++;
+        else if (!strcmp(a, "--psa")) o.only_psa = atoi(v), i++;
         else if (!strcmp(a, "--group")) o.only_group = atoi(v), i++;
         else if (!strcmp(a, "--unordered")) o.unordered = true;
         else {
             fprintf(stderr, "usage: bench_gpu [--bits 32|64] [--keys-log2 N] [--queries-log2 N] [--fanout F] "
-                            "[--leaf-size L] [--runs R] [--window W] [--group G] [--unordered]\n");
+                            "[--leaf-size L] [--runs R] [--window W] [--lanes 1-3] [--group G] [--psa 0|1] [--unordered]\n");
             return 2;
         }
     }

@@ -27,6 +27,7 @@ typedef struct hm_call {
     bool unordered;
     uint32_t group_size;
     uint32_t window;
+    uint32_t lanes;        /* lanes used: windows in flight */
     psa_bits bits;
     cudaStream_t stream;
     bool async;
@@ -111,6 +112,9 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
         c->bits.end_bit = end;
         c->bits.begin_bit = end - n;
     }
+    c->lanes = config && config->pipeline_depth ? config->pipeline_depth : HM_LANES;
+    if (c->lanes > HM_LANES)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "pipeline depth %" PRIu32 ": use 1 to %d", c->lanes, HM_LANES);
     c->stream = config ? (cudaStream_t)config->stream : 0;
     c->async = config && config->async && c->device_memory;
     return HARMONIA_OK;
@@ -165,7 +169,7 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         e = cudaStreamWaitEvent(g->lanes[i].stream, fork, 0);
     uint64_t windows = (c->count + window - 1) / window;
     for (uint64_t w = 0; w < windows && e == cudaSuccess; w++) {
-        hm_lane *lane = &g->lanes[w % HM_LANES];
+        hm_lane *lane = &g->lanes[w % c->lanes];
         uint64_t start = w * window;
         uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
         void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
@@ -237,7 +241,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
     st = HARMONIA_OK;
     cudaError_t e = cudaSuccess;
     for (uint64_t w = 0; w < windows && st == HARMONIA_OK && e == cudaSuccess; w++) {
-        hm_lane *lane = &g->lanes[w % HM_LANES];
+        hm_lane *lane = &g->lanes[w % c->lanes];
         st = finish_lane_window(tree, c, lane, pinned_out);
         if (st != HARMONIA_OK)
             break;

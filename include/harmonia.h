@@ -129,6 +129,7 @@ typedef struct harmonia_query_config {
     uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F; 0 = the tree's
                                   stored choice, else the default for its F */
     harmonia_memory memory;    /* where the arrays of the call live */
+    uint32_t pipeline_depth;   /* windows in flight at once (streams), 1 to 3; 0 = 3 */
     void *stream;              /* cudaStream_t for device arrays; NULL = the default stream */
     bool async;                /* device arrays: return once queued on stream (no host sync) */
 } harmonia_query_config;

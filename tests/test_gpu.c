@@ -272,7 +272,7 @@ static void test_every_group_fanout_leaf(void **state)
     for (unsigned w = 0; w < 2; w++)
         for (unsigned fi = 0; fi < 5; fi++)
             for (unsigned li = 0; li < 5; li++) {
-                if (quick() && (fi + li) % 4 != 0)
+                if (quick() && !((fi == 0 && li == 0) || (fi == 1 && li == 2 && w == 1) || (fi == 4 && li == 1 && w == 0)))
                     continue;
                 uint32_t bits = w ? 64 : 32, F = node_sizes[fi], L = node_sizes[li];
                 tu_model m;
@@ -300,7 +300,7 @@ static void test_batch_sizes_and_windows(void **state)
     (void)state;
     uint64_t rng = 9;
     const uint64_t sizes[] = {0, 1, 31, 33, 1023, 1025, 4099, 100003};
-    const unsigned n_sizes = quick() ? 6 : sizeof sizes / sizeof sizes[0];
+    const unsigned n_sizes = quick() ? 5 : sizeof sizes / sizeof sizes[0];
     const uint64_t windows[] = {1024, 4096, 0};
     for (unsigned w = 0; w < 2; w++) {
         tu_model m;
@@ -308,7 +308,7 @@ static void test_batch_sizes_and_windows(void **state)
         harmonia_tree *t = build(&m, 16, 16, &rng);
         for (unsigned s = 0; s < n_sizes; s++) {
             void *q = make_queries(&m, sizes[s], &rng);
-            for (unsigned wi = 0; wi < 3; wi++)
+            for (unsigned wi = 0; wi < (quick() ? 1u : 3u); wi++)
                 for (int dev = 0; dev < 2; dev++)
                     for (int unordered = 0; unordered < 2; unordered++) {
                         check_lookups(t, m.key_bits, q, sizes[s], 8, 1, windows[wi], dev, unordered);
@@ -330,6 +330,8 @@ static void test_key_shapes(void **state)
     for (unsigned w = 0; w < 2; w++) {
         uint32_t bits = w ? 64 : 32;
         for (int shape = 0; shape < 5; shape++) {
+            if (quick() && shape != 1 && shape != 2)
+                continue;
             tu_model m;
             if (shape == 0)
                 tu_model_make(&m, bits, 100000, TU_DENSE, &rng);
@@ -365,9 +367,9 @@ static void test_ranges(void **state)
         tu_model m;
         tu_model_make(&m, w ? 64 : 32, 30000, (tu_dist)(w ? TU_CLUSTERED : TU_EXTREMES), &rng);
         harmonia_tree *t = build(&m, 8, 16, &rng);
-        for (unsigned gi = 0; gi < 4; gi++)
+        for (unsigned gi = 0; gi < 4; gi += quick() ? 3 : 1)
             for (int dev = 0; dev < 2; dev++)
-                check_ranges(t, &m, 3000, group_sizes[gi], dev, &rng);
+                check_ranges(t, &m, quick() ? 500 : 3000, group_sizes[gi], dev, &rng);
         harmonia_free(t);
         tu_model_free(&m);
     }
@@ -382,7 +384,7 @@ static void test_device_copy_life_cycle(void **state)
     tu_model_make(&m, 64, 50000, TU_UNIFORM, &rng);
     harmonia_tree *t = build(&m, 16, 16, &rng);
     void *q = make_queries(&m, 4000, &rng);
-    for (int round = 0; round < 20; round++) {
+    for (int round = 0; round < (quick() ? 3 : 20); round++) {
         assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
         harmonia_tree_info info;
         harmonia_info(t, &info);
@@ -426,6 +428,10 @@ static void test_device_copy_life_cycle(void **state)
 static void test_out_of_device_memory(void **state)
 {
     (void)state;
+    if (quick()) { /* under compute-sanitizer: its own allocations make the numbers meaningless */
+        skip();
+        return;
+    }
     uint64_t rng = 23;
     tu_model m;
     tu_model_make(&m, 64, 4000000, TU_DENSE, &rng); /* about 130 MB on the device */
