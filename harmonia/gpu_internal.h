@@ -49,7 +49,6 @@ typedef struct hm_gpu {
     psa_bits bits;             /* Eq. 2 over the span of the keys */
     /* pipeline resources, allocated on first use and kept */
     uint32_t window;           /* queries per window the lanes are sized for; 0 = none yet */
-    bool host_staging;         /* the pinned buffers exist */
     uint32_t *d_iota;
     hm_lane lanes[HM_LANES];
     uint64_t work_bytes;       /* device bytes of the lanes */
@@ -72,8 +71,14 @@ harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what
 harmonia_status hm_gpu_enter(harmonia_tree *tree);
 void hm_gpu_leave(void);
 
-/* Sizes the lanes for windows of `window` queries (and pinned staging when host_staging). */
-harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging);
+/* Makes lanes 0 .. lanes-1 ready for windows of `window` queries (with pinned staging when
+ * host_staging). Buffers only grow: a larger window frees and reallocates them all. */
+harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, uint32_t lanes);
+
+/* Windows above this many queries restore the order by sorting the results by position and a
+ * localized scatter (psa_restore_* in psa/), below it the search kernel writes each result straight
+ * to its position inside the L2-resident window. */
+#define HM_SORT_RESTORE_MIN_WINDOW (1u << 23)
 
 /* Default window: the largest power of two whose results (value + found flag) fit in half the L2. */
 uint32_t hm_gpu_default_window(uint32_t key_bits);

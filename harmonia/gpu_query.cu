@@ -24,6 +24,7 @@ typedef struct hm_call {
     uint64_t count;
     bool device_memory;
     bool psa;
+    bool sort_restore;     /* restore a large window by sorting its results (psa.h) */
     bool unordered;
     uint32_t group_size;
     uint32_t window;
@@ -98,6 +99,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     if (c->op == OP_RANGE_COUNT)
         c->psa = false;
     uint64_t window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);
+    c->sort_restore = c->op == OP_LOOKUP && c->psa && !c->unordered && window >= HM_SORT_RESTORE_MIN_WINDOW;
     if (window > c->count) /* small batches get small buffers */
         window = c->count;
     if (window < 1024)
@@ -139,6 +141,21 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, 
         keys = lane->d_sorted_keys;
         positions = lane->d_positions;
     }
+    if (c->sort_restore && positions) {
+        /* results in sorted order, then sorted by position and scattered within small spans; the
+         * lane's spare buffers hold them: d_out[2] and d_out[3] (values), d_in[1] (two halves of
+         * packed position|found words) */
+        void *values_sorted_by_key = lane->d_out[2], *values_by_position = lane->d_out[3];
+        uint32_t *packed = (uint32_t *)lane->d_in[1], *packed_by_position = packed + g->window;
+        e = ntg_launch_lookup_packed(v, c->group_size, keys, positions, n, values_sorted_by_key, packed, lane->stream);
+        if (e == cudaSuccess)
+            e = psa_restore_sort(v->key_bits, lane->sort_temp, lane->sort_temp_bytes, packed, packed_by_position,
+                                 values_sorted_by_key, values_by_position, n, lane->stream);
+        if (e == cudaSuccess)
+            e = psa_restore_scatter(v->key_bits, packed_by_position, values_by_position, n, d_out[0],
+                                    (uint8_t *)d_out[1], lane->stream);
+        return e;
+    }
     switch (c->op) {
     case OP_LOOKUP:
         return ntg_launch_lookup(v, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
@@ -159,17 +176,18 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     uint32_t window = c->window;
     if (!c->psa) /* no sort: one launch over the whole batch */
         window = c->count < (1u << 30) ? (uint32_t)(c->count ? c->count : 1) : (1u << 30);
-    harmonia_status st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false);
+    const uint64_t windows = (c->count + window - 1) / window;
+    const uint32_t lanes = windows < c->lanes ? (uint32_t)windows : c->lanes;
+    harmonia_status st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false, lanes);
     if (st != HARMONIA_OK)
         return st;
     cudaEvent_t fork;
     HM_CUDA(tree, cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
     cudaError_t e = cudaEventRecord(fork, c->stream);
-    for (int i = 0; i < HM_LANES && e == cudaSuccess; i++)
+    for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++)
         e = cudaStreamWaitEvent(g->lanes[i].stream, fork, 0);
-    uint64_t windows = (c->count + window - 1) / window;
     for (uint64_t w = 0; w < windows && e == cudaSuccess; w++) {
-        hm_lane *lane = &g->lanes[w % c->lanes];
+        hm_lane *lane = &g->lanes[w % lanes];
         uint64_t start = w * window;
         uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
         void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
@@ -180,7 +198,7 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
                 d_out[k] = (char *)c->out[k] + start * c->out_elem[k];
         e = run_window(g, c, lane, d_in, d_out, n, start);
     }
-    for (int i = 0; i < HM_LANES && e == cudaSuccess; i++) {
+    for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++) {
         e = cudaEventRecord(g->lanes[i].done, g->lanes[i].stream);
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(c->stream, g->lanes[i].done, 0);
@@ -228,7 +246,9 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
 {
     hm_gpu *g = tree->gpu;
     const uint32_t window = c->window;
-    harmonia_status st = hm_gpu_prepare_lanes(tree, window, true);
+    const uint64_t windows = (c->count + window - 1) / window;
+    const uint32_t lanes = windows < c->lanes ? (uint32_t)windows : c->lanes;
+    harmonia_status st = hm_gpu_prepare_lanes(tree, window, true, lanes);
     if (st != HARMONIA_OK)
         return st;
     /* arrays the caller pinned are copied to and from directly */
@@ -237,11 +257,10 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
         pinned_in[k] = is_pinned_host_pointer(c->in[k]);
     for (int k = 0; k < HM_LANE_OUT; k++)
         pinned_out[k] = c->out[k] && is_pinned_host_pointer(c->out[k]);
-    const uint64_t windows = (c->count + window - 1) / window;
     st = HARMONIA_OK;
     cudaError_t e = cudaSuccess;
     for (uint64_t w = 0; w < windows && st == HARMONIA_OK && e == cudaSuccess; w++) {
-        hm_lane *lane = &g->lanes[w % c->lanes];
+        hm_lane *lane = &g->lanes[w % lanes];
         st = finish_lane_window(tree, c, lane, pinned_out);
         if (st != HARMONIA_OK)
             break;
@@ -272,7 +291,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
         }
     }
     /* drain every lane, also after a failure, so that no copy into the caller's arrays is left running */
-    for (int i = 0; i < HM_LANES; i++) {
+    for (uint32_t i = 0; i < lanes; i++) {
         harmonia_status drained = HARMONIA_OK;
         if (e == cudaSuccess && st == HARMONIA_OK)
             drained = finish_lane_window(tree, c, &g->lanes[i], pinned_out);
@@ -427,7 +446,7 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
 {
     hm_gpu *g = tree->gpu;
     const size_t kb = tree->kr.key_bits / 8;
-    harmonia_status st = hm_gpu_prepare_lanes(tree, c->window, true);
+    harmonia_status st = hm_gpu_prepare_lanes(tree, c->window, true, 1);
     if (st != HARMONIA_OK)
         return st;
     for (uint64_t i = 0; i < c->count; i++)

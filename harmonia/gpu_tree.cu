@@ -85,7 +85,6 @@ static void free_lanes(hm_gpu *g)
     g->scan_temp = NULL;
     g->scan_temp_bytes = 0;
     g->window = 0;
-    g->host_staging = false;
     g->work_bytes = 0;
     cudaGetLastError();
 }
@@ -302,18 +301,21 @@ harmonia_status hm_gpu_enter(harmonia_tree *tree)
 
 void hm_gpu_leave(void) { pthread_mutex_unlock(&gpu_lock); }
 
-harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging)
+harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, uint32_t lanes)
 {
     hm_gpu *g = tree->gpu;
-    if (g->window >= window && (!host_staging || g->host_staging))
-        return HARMONIA_OK;
-    if (g->window < window)
-        free_lanes(g);
+    if (lanes > HM_LANES)
+        lanes = HM_LANES;
+    if (window > g->window)
+        free_lanes(g); /* every buffer grows: start again */
     else
         window = g->window;
     const size_t bytes = (size_t)window * 8;
-    size_t sort_temp = 0;
+    size_t sort_temp = 0, restore_temp = 0;
     HM_CUDA(tree, psa_sort_temp_bytes(g->view.key_bits, window, &sort_temp));
+    HM_CUDA(tree, psa_restore_temp_bytes(g->view.key_bits, window, &restore_temp));
+    if (restore_temp > sort_temp)
+        sort_temp = restore_temp;
     if (!g->d_iota) {
         cudaError_t e = cudaMalloc((void **)&g->d_iota, (size_t)window * sizeof(uint32_t));
         if (e != cudaSuccess)
@@ -325,7 +327,7 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
             return hm_gpu_fail(tree, e, "filling the PSA position sequence");
         g->work_bytes += (size_t)window * sizeof(uint32_t);
     }
-    for (int i = 0; i < HM_LANES; i++) {
+    for (uint32_t i = 0; i < lanes; i++) {
         hm_lane *lane = &g->lanes[i];
         cudaError_t e = cudaSuccess;
         if (!lane->stream) {
@@ -358,8 +360,6 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
         }
     }
     g->window = window;
-    if (host_staging)
-        g->host_staging = true;
     return HARMONIA_OK;
 }
 

@@ -318,16 +318,22 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
     if (tree->kr.key_bits == 32 && count > UINT32_MAX)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "a batch of %" PRIu64 " operations on a 32-bit tree: split it into batches below 2^32", count);
-    for (uint64_t i = 0; i < count; i++) {
-        if (kinds[i] > HARMONIA_OP_DELETE)
-            return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " has kind %u; kinds are 0 insert, "
-                           "1 update, 2 upsert, 3 delete; nothing was applied", i, kinds[i]);
-        if (kinds[i] != HARMONIA_OP_DELETE && !values)
-            return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " needs a value but values is NULL", i);
-    }
     harmonia_update_stats stats;
     memset(&stats, 0, sizeof stats);
     stats.operations = count;
+    stats.failed_operation = UINT64_MAX;
+    if (stats_out)
+        *stats_out = stats;
+    for (uint64_t i = 0; i < count; i++) {
+        if (kinds[i] > HARMONIA_OP_DELETE || (kinds[i] != HARMONIA_OP_DELETE && !values)) {
+            if (stats_out)
+                stats_out->failed_operation = i;
+            if (kinds[i] > HARMONIA_OP_DELETE)
+                return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " has kind %u; kinds are 0 insert, "
+                               "1 update, 2 upsert, 3 delete; nothing was applied", i, kinds[i]);
+            return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " needs a value but values is NULL", i);
+        }
+    }
     upd_params p = {
         .insert_existing = config->insert_existing,
         .update_missing = config->update_missing,
@@ -341,8 +347,12 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         omp_set_num_threads(config->threads);
     harmonia_status st = upd_apply_batch(&tree->kr, &p, kinds, keys, values, count, &stats, &result, &err);
     omp_set_num_threads(saved_threads);
-    if (st != HARMONIA_OK)
+    if (st != HARMONIA_OK) {
+        if (stats_out)
+            stats_out->failed_operation =
+                st == HARMONIA_ERR_KEY_EXISTS || st == HARMONIA_ERR_KEY_MISSING ? result.failed_op : UINT64_MAX;
         return hm_fail(tree, st, "%s", err.message);
+    }
     if (!result.in_place) {
         hm_tree_release_storage(tree);
         tree->kr = result.new_tree;

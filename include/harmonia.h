@@ -221,6 +221,8 @@ typedef struct harmonia_update_stats {
     bool incremental_upload;  /* only dirty leaves and values went to the device */
     uint64_t uploaded_bytes;
     double sort_seconds, apply_seconds, relayout_seconds, upload_seconds;
+    uint64_t failed_operation; /* KEY_EXISTS / KEY_MISSING / INVALID: the index of the first failing
+                                  operation; UINT64_MAX otherwise */
 } harmonia_update_stats;
 
 void harmonia_update_config_init(harmonia_update_config *config);
@@ -232,7 +234,8 @@ void harmonia_update_config_init(harmonia_update_config *config);
  * names the first failing operation's index. On success the tree's version is bumped and, when it
  * has a device copy, the copy is synchronised (only dirty leaves when the shape did not change)
  * before the call returns: GPU queries before see the old version, after it the new one.
- * A tree loaded from a file is copied into memory by its first update. stats may be NULL.
+ * A tree loaded from a file is copied into memory by its first update. stats may be NULL; it is
+ * filled on failure too (then only operations and failed_operation mean anything).
  * The tree must not be queried from other threads during the call. Synchronous.
  * Errors: INVALID (bad kind, NULL arrays), KEY_EXISTS, KEY_MISSING, NO_MEMORY, CAPACITY, and the
  * device errors of the sync (then the host tree is updated and the device copy released). */

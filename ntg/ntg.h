@@ -53,6 +53,12 @@ cudaError_t ntg_launch_lookup(const ntg_view *view, uint32_t group_size, const v
                               uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
                               cudaStream_t stream);
 
+/* Point lookups of sorted queries for the sort-based restore (psa.h): slot i gets the value in
+ * values_out[i] and packed_out[i] = positions[i] << 1 | found. */
+cudaError_t ntg_launch_lookup_packed(const ntg_view *view, uint32_t group_size, const void *queries,
+                                     const uint32_t *positions, uint64_t n, void *values_out,
+                                     uint32_t *packed_out, cudaStream_t stream);
+
 /* Lower bound; keys_out and values_out may be NULL. Output indexing as ntg_launch_lookup. */
 cudaError_t ntg_launch_lower_bound(const ntg_view *view, uint32_t group_size, const void *queries,
                                    const uint32_t *positions, uint64_t n, void *keys_out,

@@ -134,7 +134,7 @@ template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-              uint64_t *__restrict__ positions_out, uint64_t position_base)
+              uint64_t *__restrict__ positions_out, uint64_t position_base, uint32_t *__restrict__ packed_out)
 {
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
@@ -152,6 +152,11 @@ lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *_
                                (q != max_key_of<K>() || v.max_key_present);
             const K value = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
             uint64_t out = i;
+            if (packed_out) { /* sorted order, restored later by psa_restore_* */
+                values_out[i] = value;
+                packed_out[i] = positions[i] << 1 | (uint32_t)found;
+                continue;
+            }
             if (positions_out)
                 positions_out[i] = position_base + (positions ? positions[i] : i);
             else if (positions)
@@ -331,10 +336,29 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
-                       (uint32_t *)values_out, found_out, positions_out, position_base);
+                       (uint32_t *)values_out, found_out, positions_out, position_base, (uint32_t *)NULL);
     } else {
         NTG_DISPATCH_G(uint64_t, lookup_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
-                       (uint64_t *)values_out, found_out, positions_out, position_base);
+                       (uint64_t *)values_out, found_out, positions_out, position_base, (uint32_t *)NULL);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_lookup_packed(const ntg_view *v, uint32_t g, const void *queries,
+                                                const uint32_t *positions, uint64_t n, void *values_out,
+                                                uint32_t *packed_out, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(g) || !positions || !packed_out)
+        return cudaErrorInvalidValue;
+    const unsigned grid = grid_for(n, g);
+    if (v->key_bits == 32) {
+        NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
+                       (uint32_t *)values_out, (uint8_t *)NULL, (uint64_t *)NULL, 0, packed_out);
+    } else {
+        NTG_DISPATCH_G(uint64_t, lookup_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
+                       (uint64_t *)values_out, (uint8_t *)NULL, (uint64_t *)NULL, 0, packed_out);
     }
     return cudaGetLastError();
 }

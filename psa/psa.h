@@ -34,6 +34,19 @@ cudaError_t psa_sort_window(uint32_t key_bits, void *temp, size_t temp_bytes, co
 
 cudaError_t psa_fill_iota(uint32_t *positions, uint32_t n, cudaStream_t stream);
 
+/* The restore of a large window, in two steps instead of one random scatter over the window:
+ * the search leaves its results in sorted order as (packed = position << 1 | found, value) pairs;
+ * psa_restore_sort sorts them by the position's bits above the lowest PSA_RESTORE_LOCAL_BITS (CUB,
+ * two passes for windows up to 2^27), so that psa_restore_scatter's writes of each warp land in a
+ * span of 2^PSA_RESTORE_LOCAL_BITS positions that stays in L2 until its lines are whole. */
+#define PSA_RESTORE_LOCAL_BITS 12
+cudaError_t psa_restore_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out);
+cudaError_t psa_restore_sort(uint32_t key_bits, void *temp, size_t temp_bytes, const uint32_t *packed_in,
+                             uint32_t *packed_out, const void *values_in, void *values_out, uint32_t n,
+                             cudaStream_t stream);
+cudaError_t psa_restore_scatter(uint32_t key_bits, const uint32_t *packed, const void *values, uint32_t n,
+                                void *values_out, uint8_t *found_out, cudaStream_t stream);
+
 /* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
 cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);
 cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const uint64_t *counts, uint64_t *offsets,

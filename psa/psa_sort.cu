@@ -63,6 +63,72 @@ extern "C" cudaError_t psa_fill_iota(uint32_t *positions, uint32_t n, cudaStream
     return cudaGetLastError();
 }
 
+/* Bits of a packed (position << 1 | found) word that hold positions below n. */
+static int packed_end_bit(uint32_t n)
+{
+    int bits = 1;
+    while (bits < 32 && (1ull << bits) < (uint64_t)n)
+        bits++;
+    return 1 + bits;
+}
+
+template <typename K>
+static cudaError_t restore_sort(void *temp, size_t *temp_bytes, const uint32_t *packed_in, uint32_t *packed_out,
+                                const void *values_in, void *values_out, uint32_t n, cudaStream_t stream)
+{
+    int end = packed_end_bit(n), begin = 1 + PSA_RESTORE_LOCAL_BITS;
+    if (begin >= end)
+        begin = end - 1;
+    return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, packed_in, packed_out, static_cast<const K *>(values_in),
+                                           static_cast<K *>(values_out), (int64_t)n, begin, end, stream);
+}
+
+extern "C" cudaError_t psa_restore_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out)
+{
+    *bytes_out = 0;
+    return key_bits == 32 ? restore_sort<uint32_t>(NULL, bytes_out, NULL, NULL, NULL, NULL, max_window, 0)
+                          : restore_sort<uint64_t>(NULL, bytes_out, NULL, NULL, NULL, NULL, max_window, 0);
+}
+
+extern "C" cudaError_t psa_restore_sort(uint32_t key_bits, void *temp, size_t temp_bytes, const uint32_t *packed_in,
+                                        uint32_t *packed_out, const void *values_in, void *values_out, uint32_t n,
+                                        cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    return key_bits == 32
+               ? restore_sort<uint32_t>(temp, &temp_bytes, packed_in, packed_out, values_in, values_out, n, stream)
+               : restore_sort<uint64_t>(temp, &temp_bytes, packed_in, packed_out, values_in, values_out, n, stream);
+}
+
+template <typename K>
+static __global__ void restore_scatter_kernel(const uint32_t *__restrict__ packed, const K *__restrict__ values,
+                                              uint32_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t word = packed[i], position = word >> 1;
+        values_out[position] = values[i];
+        found_out[position] = (uint8_t)(word & 1u);
+    }
+}
+
+extern "C" cudaError_t psa_restore_scatter(uint32_t key_bits, const uint32_t *packed, const void *values, uint32_t n,
+                                           void *values_out, uint8_t *found_out, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    unsigned blocks = (n + 255) / 256;
+    if (blocks > (1u << 20))
+        blocks = 1u << 20;
+    if (key_bits == 32)
+        restore_scatter_kernel<uint32_t><<<blocks, 256, 0, stream>>>(packed, (const uint32_t *)values, n,
+                                                                      (uint32_t *)values_out, found_out);
+    else
+        restore_scatter_kernel<uint64_t><<<blocks, 256, 0, stream>>>(packed, (const uint64_t *)values, n,
+                                                                      (uint64_t *)values_out, found_out);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out)
 {
     *bytes_out = 0;

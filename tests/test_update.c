@@ -380,12 +380,15 @@ static void test_strict_policies(void **state)
     uint8_t kinds[5] = {HARMONIA_OP_INSERT, HARMONIA_OP_DELETE, HARMONIA_OP_UPDATE, HARMONIA_OP_INSERT, HARMONIA_OP_INSERT};
     uint64_t keys[5] = {15, 20, 25, 30, 35}, values[5] = {1, 2, 3, 4, 5};
     /* op 2 updates the missing key 25, op 3 inserts the present key 30: the first failure is op 2 */
-    assert_int_equal(harmonia_update(t, &c, kinds, keys, values, 5, NULL), HARMONIA_ERR_KEY_MISSING);
+    harmonia_update_stats failed;
+    assert_int_equal(harmonia_update(t, &c, kinds, keys, values, 5, &failed), HARMONIA_ERR_KEY_MISSING);
     assert_non_null(strstr(harmonia_last_error(t), "operation 2"));
+    assert_int_equal(failed.failed_operation, 2);
     expect_unchanged(t, &s);
     c.update_missing = HARMONIA_UPDATE_MISSING_SKIP;
-    assert_int_equal(harmonia_update(t, &c, kinds, keys, values, 5, NULL), HARMONIA_ERR_KEY_EXISTS);
+    assert_int_equal(harmonia_update(t, &c, kinds, keys, values, 5, &failed), HARMONIA_ERR_KEY_EXISTS);
     assert_non_null(strstr(harmonia_last_error(t), "operation 3"));
+    assert_int_equal(failed.failed_operation, 3);
     assert_non_null(strstr(harmonia_last_error(t), "key 30"));
     expect_unchanged(t, &s);
     /* a key inserted, deleted and inserted again in one batch is fine: batch order */
@@ -401,8 +404,9 @@ static void test_strict_policies(void **state)
     assert_int_equal(v, 78);
     /* bad kinds and missing values are INVALID and name the operation */
     uint8_t bad[2] = {HARMONIA_OP_DELETE, 9};
-    assert_int_equal(harmonia_update(t, &c, bad, keys, values, 2, NULL), HARMONIA_ERR_INVALID);
+    assert_int_equal(harmonia_update(t, &c, bad, keys, values, 2, &failed), HARMONIA_ERR_INVALID);
     assert_non_null(strstr(harmonia_last_error(t), "operation 1"));
+    assert_int_equal(failed.failed_operation, 1);
     assert_int_equal(harmonia_update(t, &c, kinds, keys, NULL, 1, NULL), HARMONIA_ERR_INVALID);
     c.split_fill = 2.0;
     assert_int_equal(harmonia_update(t, &c, kinds, keys, values, 1, NULL), HARMONIA_ERR_INVALID);

@@ -121,6 +121,7 @@ int cli_cmd_build(int argc, char **argv);
 int cli_cmd_lookup(int argc, char **argv);
 int cli_cmd_lower_bound(int argc, char **argv);
 int cli_cmd_range(int argc, char **argv);
+int cli_cmd_update(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);

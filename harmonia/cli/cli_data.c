@@ -1,5 +1,6 @@
-/* cli_data.c — synthetic keys, queries and ranges for `generate` and `bench`, the seeded
- * generator behind them and a radix sort of keys with their values. No file handling here. */
+/* cli_data.c — synthetic keys, queries, ranges and update batches for `generate` and `bench`,
+ * the seeded generator behind them and a radix sort of keys with their values. No file handling
+ * here. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -519,5 +520,171 @@ int cli_gen_ranges(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint6
     }
     *lo_out = lo;
     *hi_out = hi;
+    return 0;
+}
+
+/* ---- update operations --------------------------------------------------------------------- */
+
+const char *const cli_ops_mix_names[] = {"paper", "insert", "delete", "mixed", NULL};
+
+/* Fills out[0 .. m) with m distinct keys that are not among the n sorted keys, in ascending
+ * order: drawn within the keys' span when it has room to spare, else over the whole domain.
+ * Returns 0 or CLI_EXIT_FAIL after a message. */
+static int draw_new_keys(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t m,
+                         cli_rng *rng, void *out)
+{
+    uint64_t max = cli_max_key(key_bits);
+    uint64_t free_total = n == 0 ? max : max - (n - 1); /* one short for an empty 64-bit file */
+    if (m > free_total)
+        return cli_error("%llu new keys are more than the %llu that the key file leaves free",
+                         (unsigned long long)m, (unsigned long long)free_total);
+    uint64_t lo = 0, hi = max;
+    if (n > 0) {
+        uint64_t first = cli_get(sorted_keys, key_bits, 0);
+        uint64_t last = cli_get(sorted_keys, key_bits, n - 1);
+        uint64_t free_in_span = last - first - (n - 1);
+        if (m <= free_in_span / 2 &&
+            (double)free_in_span >= 0.01 * ((double)(last - first) + 1.0)) {
+            lo = first;
+            hi = last;
+        }
+    }
+    uint64_t have = 0;
+    for (int rounds = 0; have < m; rounds++) {
+        if (rounds == 200)
+            return cli_error("could not draw %llu distinct keys missing from the key file",
+                             (unsigned long long)m);
+        for (uint64_t i = have; i < m; i++) {
+            uint64_t candidate;
+            for (uint64_t tries = 0;; tries++) {
+                if (tries == 1000000)
+                    return cli_error("could not find keys missing from the key file (it is "
+                                     "nearly full)");
+                candidate = rng_between(rng, lo, hi);
+                uint64_t at = cli_lower_bound(sorted_keys, n, key_bits, candidate);
+                if (at == n || cli_get(sorted_keys, key_bits, at) != candidate)
+                    break;
+            }
+            cli_set(out, key_bits, i, candidate);
+        }
+        have = sort_unique(out, m, key_bits);
+        if (have == UINT64_MAX)
+            return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* Fills out[0 .. m) with m distinct keys of the n sorted keys, chosen at random (a partial
+ * Fisher-Yates shuffle of a copy). m <= n. Returns 0 or CLI_EXIT_FAIL after a message. */
+static int pick_existing_keys(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t m,
+                              cli_rng *rng, void *out)
+{
+    size_t width = key_bits / 8;
+    void *copy = malloc(n > 0 ? n * width : width);
+    if (copy == NULL)
+        return cli_error("out of memory for %llu keys", (unsigned long long)n);
+    memcpy(copy, sorted_keys, n * width);
+    for (uint64_t i = 0; i < m; i++) {
+        uint64_t j = i + cli_rng_below(rng, n - i);
+        uint64_t picked = cli_get(copy, key_bits, j);
+        cli_set(copy, key_bits, j, cli_get(copy, key_bits, i));
+        cli_set(out, key_bits, i, picked);
+    }
+    free(copy);
+    return 0;
+}
+
+int cli_gen_ops(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t count,
+                cli_ops_mix mix, uint64_t seed, cli_ops *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t width = key_bits / 8;
+    uint64_t max = cli_max_key(key_bits);
+    uint64_t inserts = 0, existing = 0; /* for paper, insert, delete: new keys, existing keys */
+    switch (mix) {
+    case CLI_MIX_PAPER:
+        inserts = (uint64_t)llround(0.05 * (double)count);
+        existing = count - inserts;
+        if (existing > n)
+            return cli_error("--mix paper: %llu updates of distinct keys need as many keys; the "
+                             "key file has %llu", (unsigned long long)existing,
+                             (unsigned long long)n);
+        break;
+    case CLI_MIX_INSERT: inserts = count; break;
+    case CLI_MIX_DELETE:
+        existing = count;
+        if (existing > n)
+            return cli_error("--mix delete: %llu deletes of distinct keys need as many keys; the "
+                             "key file has %llu", (unsigned long long)existing,
+                             (unsigned long long)n);
+        break;
+    case CLI_MIX_MIXED: /* a pool of new keys for about a quarter of the operations */
+        inserts = count == 0 ? 0 : count / 4 + 1;
+        break;
+    }
+    out->key_bits = key_bits;
+    out->count = count;
+    out->kinds = malloc(count > 0 ? count : 1);
+    out->keys = malloc(count > 0 ? count * width : width);
+    out->values = malloc(count > 0 ? count * width : width);
+    void *new_keys = malloc(inserts > 0 ? inserts * width : width);
+    if (out->kinds == NULL || out->keys == NULL || out->values == NULL || new_keys == NULL) {
+        free(new_keys);
+        cli_ops_free(out);
+        return cli_error("out of memory for %llu operations", (unsigned long long)count);
+    }
+    cli_rng rng;
+    cli_rng_seed(&rng, seed);
+    int status = draw_new_keys(sorted_keys, n, key_bits, inserts, &rng, new_keys);
+    if (status == 0 && mix != CLI_MIX_MIXED) {
+        /* new keys first (inserts), then existing ones (updates or deletes); shuffled below */
+        memcpy(out->keys, new_keys, inserts * width);
+        memset(out->kinds, HARMONIA_OP_INSERT, inserts);
+        memset(out->kinds + inserts,
+               mix == CLI_MIX_DELETE ? HARMONIA_OP_DELETE : HARMONIA_OP_UPDATE, existing);
+        status = pick_existing_keys(sorted_keys, n, key_bits, existing, &rng,
+                                    (char *)out->keys + inserts * width);
+    } else if (status == 0) {
+        /* mixed: 25 % inserts, 25 % updates, 20 % upserts, 30 % deletes; 10 % of the operations
+         * name the key of another operation of the batch, half of the rest a key of the file and
+         * the rest a new key (so inserts meet present keys and updates and deletes missing ones) */
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t r = cli_rng_below(&rng, 100);
+            out->kinds[i] = r < 25   ? HARMONIA_OP_INSERT
+                            : r < 50 ? HARMONIA_OP_UPDATE
+                            : r < 70 ? HARMONIA_OP_UPSERT
+                                     : HARMONIA_OP_DELETE;
+            uint64_t source = cli_rng_below(&rng, 100);
+            uint64_t key;
+            if (i > 0 && source < 10)
+                key = cli_get(out->keys, key_bits, cli_rng_below(&rng, i));
+            else if (n > 0 && source < 55)
+                key = cli_get(sorted_keys, key_bits, cli_rng_below(&rng, n));
+            else
+                key = cli_get(new_keys, key_bits, cli_rng_below(&rng, inserts));
+            cli_set(out->keys, key_bits, i, key);
+        }
+    }
+    free(new_keys);
+    if (status != 0) {
+        cli_ops_free(out);
+        return status;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        cli_set(out->values, key_bits, i,
+                out->kinds[i] == HARMONIA_OP_DELETE ? 0 : cli_rng_next(&rng) & max);
+    /* random order: Fisher-Yates over the three arrays together */
+    for (uint64_t i = count; i > 1; i--) {
+        uint64_t j = cli_rng_below(&rng, i);
+        uint8_t kind = out->kinds[i - 1];
+        out->kinds[i - 1] = out->kinds[j];
+        out->kinds[j] = kind;
+        for (int column = 0; column < 2; column++) {
+            void *array = column == 0 ? out->keys : out->values;
+            uint64_t a = cli_get(array, key_bits, i - 1);
+            cli_set(array, key_bits, i - 1, cli_get(array, key_bits, j));
+            cli_set(array, key_bits, j, a);
+        }
+    }
     return 0;
 }

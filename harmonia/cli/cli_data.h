@@ -1,6 +1,7 @@
 /* cli_data.h — synthetic data for `harmonia generate` and `harmonia bench`: a seeded xoshiro256**
  * generator, distinct keys of four distributions, queries with a hit rate, ranges of a given
- * length, and a radix sort of keys (with their values). Files are written elsewhere (cli_io). */
+ * length, update batches of four mixes, and a radix sort of keys (with their values). Files are
+ * written elsewhere (cli_io). */
 #ifndef HARMONIA_CLI_DATA_H
 #define HARMONIA_CLI_DATA_H
 
@@ -62,5 +63,28 @@ void cli_shuffle(void *array, uint64_t count, uint32_t key_bits, cli_rng *rng);
 
 /* Index of the first of the n sorted keys that is >= key (n when none). */
 uint64_t cli_lower_bound(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t key);
+
+/* ---- update batches ------------------------------------------------------------------------ */
+typedef enum cli_ops_mix {
+    CLI_MIX_PAPER = 0, /* 5 % inserts of new keys, 95 % updates of distinct present keys */
+    CLI_MIX_INSERT,    /* inserts of distinct new keys */
+    CLI_MIX_DELETE,    /* deletes of distinct present keys */
+    CLI_MIX_MIXED,     /* all four kinds, present and missing keys, keys repeated in the batch */
+} cli_ops_mix;
+
+/* "paper", "insert", "delete", "mixed", NULL (index = cli_ops_mix). */
+extern const char *const cli_ops_mix_names[];
+
+struct cli_ops;
+
+/* Fills *out (allocated here; free with cli_ops_free) with count operations against the n
+ * distinct sorted keys, in random order, deterministic for a seed. New keys are distinct and
+ * absent from the keys (within their span when it has room), so that paper, insert and delete
+ * batches apply under the strict policies; mixed batches need --insert-existing upsert and
+ * --update-missing skip. Values are random; deletes carry 0. Returns 0, or CLI_EXIT_FAIL after a
+ * message (more distinct present keys asked for than there are, no room for new keys, out of
+ * memory). */
+int cli_gen_ops(const void *sorted_keys, uint64_t n, uint32_t key_bits, uint64_t count,
+                cli_ops_mix mix, uint64_t seed, struct cli_ops *out);
 
 #endif /* HARMONIA_CLI_DATA_H */

@@ -1,5 +1,6 @@
-/* cli_generate.c — `harmonia generate keys|queries|ranges`: synthetic key,value pairs, queries
- * with a hit rate and ranges of a length, written as data files. The drawing itself is cli_data.c. */
+/* cli_generate.c — `harmonia generate keys|queries|ranges|ops`: synthetic key,value pairs,
+ * queries with a hit rate, ranges of a length and update batches, written as data files. The
+ * drawing itself is cli_data.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +15,13 @@ static const char *const value_kinds[] = {"rowid", "random", NULL};
 static const char *const query_dists[] = {"uniform", "zipf", NULL};
 
 static const char generate_help[] =
-    "Usage: harmonia generate keys|queries|ranges [options]\n"
+    "Usage: harmonia generate keys|queries|ranges|ops [options]\n"
     "\n"
     "Writes synthetic data files:\n"
     "  keys      distinct key,value pairs (uniform, dense, normal or zipf keys)\n"
     "  queries   point queries drawn from a key file, with a hit rate\n"
     "  ranges    lo,hi ranges over a key file, each holding --length keys\n"
+    "  ops       an update batch against a key file (for 'harmonia update')\n"
     "\n"
     "'harmonia generate <kind> --help' lists the options of each.\n";
 
@@ -302,6 +304,110 @@ static int generate_ranges(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+static int generate_ops(int argc, char **argv)
+{
+    cli_opt opts[] = {
+        {"keys", "FILE", "the key file the batch is made against (required)", NULL},
+        {"keys-format", "F", "format of the key file: auto (default), bin or text", NULL},
+        {"keys-only", NULL, "the binary key file holds keys only, not key,value pairs", NULL},
+        {"bits", "B", "key width: 32 or 64 (default 64)", NULL},
+        {"count", "N", "number of operations (required)", NULL},
+        {"mix", "M", "paper (default), insert, delete or mixed", NULL},
+        {"seed", "S", "seed of the generator (default 42)", NULL},
+        {"format", "F", "auto (default), bin or text", NULL},
+        {"out", "FILE", "the file to write (required)", NULL},
+        {"quiet", NULL, "no progress bar, no summary", NULL},
+    };
+    cli_spec spec = {
+        "generate ops", "generate ops --keys FILE --count N [--mix M] --out FILE",
+        "Writes an update batch of N operations against the keys of a key file, for\n"
+        "'harmonia update', in random order:\n"
+        "  paper   5 % inserts of new keys, 95 % updates of distinct keys of the file\n"
+        "          (the mix of the Harmonia paper)\n"
+        "  insert  inserts of distinct new keys\n"
+        "  delete  deletes of distinct keys of the file\n"
+        "  mixed   inserts, updates, upserts and deletes of keys of the file and new keys,\n"
+        "          some keys named twice; it needs --insert-existing upsert and\n"
+        "          --update-missing skip\n"
+        "New keys are never keys of the file (they lie within the span of its keys when it\n"
+        "has room), so paper, insert and delete batches apply under the strict policies.\n"
+        "Values are random.",
+        opts, CLI_COUNT_OF(opts),
+        "Formats: text lines '+ key value' (insert), '= key value' (update), '* key value'\n"
+        "(upsert), '- key' (delete); binary records kind,key,value of the key width,\n"
+        "little-endian, kind 0 insert, 1 update, 2 upsert, 3 delete (value 0 for deletes).\n"
+        "--format auto (the default) picks text for names ending in .txt/.csv/.tsv, else binary.\n"
+        "\n"
+        "Example:\n"
+        "  harmonia generate keys --count 1e6 --out pairs.bin\n"
+        "  harmonia build --input pairs.bin --out pairs.idx\n"
+        "  harmonia generate ops --keys pairs.bin --count 1e5 --mix paper --out ops.bin\n"
+        "  harmonia update --index pairs.idx --ops ops.bin\n"};
+    int status = cli_parse(&spec, argc, argv, NULL, 0, NULL);
+    if (status != 0)
+        return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
+    uint64_t count, seed;
+    int bits_index, mix, format;
+    const char *out, *keys_path;
+    if ((status = cli_opt_required(&spec, "keys", &keys_path)) ||
+        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_u64(&spec, "count", 0, 0, UINT64_MAX, &count)) ||
+        (status = cli_opt_choice(&spec, "mix", cli_ops_mix_names, CLI_MIX_PAPER, &mix)) ||
+        (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
+        (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
+        (status = cli_opt_required(&spec, "out", &out)))
+        return status;
+    if (!cli_opt_given(&spec, "count"))
+        return cli_usage_error("missing --count");
+    uint32_t key_bits = bits_index == 0 ? 32 : 64;
+    bool quiet = cli_opt_given(&spec, "quiet");
+    cli_progress progress;
+    cli_progress_init(&progress, quiet);
+    double start = cli_now();
+    void *keys;
+    uint64_t n;
+    if ((status = read_sorted_keys(&spec, key_bits, &keys, &n, &progress)) != 0) {
+        cli_progress_done(&progress);
+        return status;
+    }
+    cli_ops ops;
+    status = cli_gen_ops(keys, n, key_bits, count, (cli_ops_mix)mix, seed, &ops);
+    free(keys);
+    if (status != 0) {
+        cli_progress_done(&progress);
+        return status;
+    }
+    uint64_t per_kind[4] = {0, 0, 0, 0};
+    for (uint64_t i = 0; i < ops.count; i++)
+        per_kind[ops.kinds[i]]++;
+    char kinds_text[160];
+    snprintf(kinds_text, sizeof kinds_text,
+             "%llu inserts, %llu updates, %llu upserts, %llu deletes",
+             (unsigned long long)per_kind[HARMONIA_OP_INSERT],
+             (unsigned long long)per_kind[HARMONIA_OP_UPDATE],
+             (unsigned long long)per_kind[HARMONIA_OP_UPSERT],
+             (unsigned long long)per_kind[HARMONIA_OP_DELETE]);
+    char header[512];
+    snprintf(header, sizeof header,
+             "# harmonia generate ops: %llu operations, mix %s (%s), against %llu keys of %s, "
+             "seed %llu\n",
+             (unsigned long long)count, cli_ops_mix_names[mix], kinds_text, (unsigned long long)n,
+             keys_path, (unsigned long long)seed);
+    status = cli_write_ops(out, (cli_format)format, &ops, header, &progress);
+    cli_progress_done(&progress);
+    cli_ops_free(&ops);
+    if (status != 0)
+        return status;
+    if (!quiet && !cli_is_stdout(out))
+        printf("wrote %llu %u-bit operations (mix %s: %s) to %s in %.2f s%s\n",
+               (unsigned long long)count, key_bits, cli_ops_mix_names[mix], kinds_text, out,
+               cli_now() - start,
+               mix == CLI_MIX_MIXED
+                   ? "\n(apply with --insert-existing upsert --update-missing skip)"
+                   : "");
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_generate(int argc, char **argv)
 {
     if (argc == 0) {
@@ -324,5 +430,9 @@ int cli_cmd_generate(int argc, char **argv)
         cli_command = "generate ranges";
         return generate_ranges(argc - 1, argv + 1);
     }
-    return cli_usage_error("unknown kind '%s' (keys, queries or ranges)", argv[0]);
+    if (strcmp(argv[0], "ops") == 0) {
+        cli_command = "generate ops";
+        return generate_ops(argc - 1, argv + 1);
+    }
+    return cli_usage_error("unknown kind '%s' (keys, queries, ranges or ops)", argv[0]);
 }

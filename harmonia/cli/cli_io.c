@@ -1,5 +1,6 @@
-/* cli_io.c — reading and writing the tool's data files (binary records and text lines, see
- * cli_io.h for the formats), with messages that name file and line. Index files are not here. */
+/* cli_io.c — reading and writing the tool's data files (binary records and text lines, and the
+ * operations files of `update`; see cli_io.h for the formats), with messages that name file and
+ * line. Index files are not here. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_io.h"
+#include "harmonia.h"
 
 const char *const cli_format_names[] = {"auto", "bin", "text", NULL};
 
@@ -176,15 +178,12 @@ static bool parse_token(const char *start, const char *end, uint64_t *value)
     return true;
 }
 
-/* Splits a line into at most 3 numbers. Returns the number of fields (0 = blank or comment), or
- * -1 after printing an error naming path:line_no. */
-static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
-                      uint64_t values[3])
+/* Splits the text at p (a comment already cut off) into at most 3 numbers of key_bits width.
+ * Returns the number of fields (0 = nothing but blanks), or -1 after printing an error naming
+ * path:line_no; width_hint follows the message of a number too wide for key_bits. */
+static int parse_fields(char *p, const char *path, uint64_t line_no, uint32_t key_bits,
+                        const char *width_hint, uint64_t values[3])
 {
-    char *hash = strchr(line, '#');
-    if (hash != NULL)
-        *hash = '\0';
-    char *p = line;
     int n = 0;
     while (is_blank(*p))
         p++;
@@ -211,8 +210,8 @@ static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t k
             return -1;
         }
         if (v > cli_max_key(key_bits)) {
-            cli_error("%s:%llu: %llu does not fit in %u bits (use --bits 64?)", path,
-                      (unsigned long long)line_no, (unsigned long long)v, key_bits);
+            cli_error("%s:%llu: %llu does not fit in %u bits%s", path,
+                      (unsigned long long)line_no, (unsigned long long)v, key_bits, width_hint);
             return -1;
         }
         values[n++] = v;
@@ -230,6 +229,17 @@ static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t k
         if (*p == '\0')
             return n;
     }
+}
+
+/* Splits a line into at most 3 numbers. Returns the number of fields (0 = blank or comment), or
+ * -1 after printing an error naming path:line_no. */
+static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
+                      uint64_t values[3])
+{
+    char *hash = strchr(line, '#');
+    if (hash != NULL)
+        *hash = '\0';
+    return parse_fields(line, path, line_no, key_bits, " (use --bits 64?)", values);
 }
 
 static bool grow(growing_column *column, uint64_t needed, size_t width)
@@ -387,6 +397,257 @@ const char *cli_record_location(const char *path, cli_format format, uint32_t ke
     return buf;
 }
 
+/* ---- update operations --------------------------------------------------------------------- */
+
+const char cli_op_symbols[4] = {'+', '=', '*', '-'};
+const char *const cli_op_names[] = {"insert", "update", "upsert", "delete", NULL};
+
+_Static_assert(HARMONIA_OP_INSERT == 0 && HARMONIA_OP_UPDATE == 1 && HARMONIA_OP_UPSERT == 2 &&
+                   HARMONIA_OP_DELETE == 3,
+               "cli_op_symbols and the binary ops format are indexed by harmonia_op_kind");
+
+void cli_ops_free(cli_ops *ops)
+{
+    free(ops->kinds);
+    free(ops->keys);
+    free(ops->values);
+    free(ops->lines);
+    memset(ops, 0, sizeof *ops);
+}
+
+static int op_kind_of_symbol(char symbol)
+{
+    for (int kind = 0; kind < 4; kind++) {
+        if (cli_op_symbols[kind] == symbol)
+            return kind;
+    }
+    return -1;
+}
+
+/* Parses one text line of operations. Returns 1 with *kind, *key, *value set, 0 for a blank or
+ * comment line, or -1 after printing an error naming path:line_no. */
+static int parse_op_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
+                         int *kind_out, uint64_t *key_out, uint64_t *value_out)
+{
+    char *hash = strchr(line, '#');
+    if (hash != NULL)
+        *hash = '\0';
+    char *p = line;
+    while (is_blank(*p))
+        p++;
+    if (*p == '\0')
+        return 0;
+    int kind = op_kind_of_symbol(*p);
+    if (kind < 0) {
+        const char *end = p;
+        while (*end != '\0' && *end != ',' && !is_blank(*end))
+            end++;
+        cli_error("%s:%llu: unknown operation '%.*s' (lines are '+ key value' insert, "
+                  "'= key value' update, '* key value' upsert or '- key' delete)",
+                  path, (unsigned long long)line_no, (int)(end - p > 40 ? 40 : end - p), p);
+        return -1;
+    }
+    char symbol = *p++;
+    uint64_t fields[3];
+    int n = parse_fields(p, path, line_no, key_bits, " (the key width of the index)", fields);
+    if (n < 0)
+        return -1;
+    int wanted = kind == HARMONIA_OP_DELETE ? 1 : 2;
+    if (n != wanted) {
+        const char *what = n == 0                                  ? "no key"
+                           : n < wanted                              ? "a key but no value"
+                           : kind == HARMONIA_OP_DELETE && n == 2 ? "a value too"
+                                                                     : "an extra field";
+        if (kind == HARMONIA_OP_DELETE)
+            cli_error("%s:%llu: '%c' (delete) takes a key only, found %s", path,
+                      (unsigned long long)line_no, symbol, what);
+        else
+            cli_error("%s:%llu: '%c' (%s) takes a key and a value, found %s", path,
+                      (unsigned long long)line_no, symbol, cli_op_names[kind], what);
+        return -1;
+    }
+    *kind_out = kind;
+    *key_out = fields[0];
+    *value_out = n == 2 ? fields[1] : 0;
+    return 1;
+}
+
+static int read_ops_text(const char *path, uint32_t key_bits, cli_ops *out,
+                         cli_progress *progress)
+{
+    FILE *file = fopen(path, "r");
+    if (file == NULL)
+        return cli_error("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    double size = 1.0;
+    if (fstat(fileno(file), &st) == 0 && st.st_size > 0)
+        size = (double)st.st_size;
+    size_t width = key_bits / 8;
+    growing_column kinds = {NULL, 0}, keys = {NULL, 0}, values = {NULL, 0}, lines = {NULL, 0};
+    char *line = NULL;
+    size_t line_capacity = 0;
+    uint64_t line_no = 0, count = 0;
+    int status = 0;
+    ssize_t length;
+    errno = 0;
+    while ((length = getline(&line, &line_capacity, file)) >= 0) {
+        line_no++;
+        if (memchr(line, '\0', (size_t)length) != NULL) {
+            status = cli_error("%s:%llu: a NUL byte in a text file (is it binary? try --format "
+                               "bin)", path, (unsigned long long)line_no);
+            break;
+        }
+        int kind;
+        uint64_t key, value;
+        int n = parse_op_line(line, path, line_no, key_bits, &kind, &key, &value);
+        if (n < 0) {
+            status = CLI_EXIT_FAIL;
+            break;
+        }
+        if (n == 0)
+            continue;
+        if (!grow(&kinds, count + 1, 1) || !grow(&keys, count + 1, width) ||
+            !grow(&values, count + 1, width) || !grow(&lines, count + 1, sizeof(uint64_t))) {
+            status = cli_error("%s:%llu: out of memory", path, (unsigned long long)line_no);
+            break;
+        }
+        ((uint8_t *)kinds.data)[count] = (uint8_t)kind;
+        cli_set(keys.data, key_bits, count, key);
+        cli_set(values.data, key_bits, count, value);
+        ((uint64_t *)lines.data)[count] = line_no;
+        count++;
+        if ((count & 0xffff) == 0 && progress != NULL)
+            cli_progress_update(progress, "reading", (double)ftello(file) / size);
+    }
+    if (status == 0 && ferror(file))
+        status = cli_error("%s: read failed: %s", path, strerror(errno));
+    free(line);
+    fclose(file);
+    if (status == 0 && count == 0) { /* an empty batch still gets arrays to point at */
+        if (!grow(&kinds, 1, 1) || !grow(&keys, 1, width) || !grow(&values, 1, width) ||
+            !grow(&lines, 1, sizeof(uint64_t)))
+            status = cli_error("%s: out of memory", path);
+    }
+    out->key_bits = key_bits;
+    out->count = count;
+    out->kinds = kinds.data;
+    out->keys = keys.data;
+    out->values = values.data;
+    out->lines = lines.data;
+    if (status != 0) {
+        cli_ops_free(out);
+        return status;
+    }
+    cli_progress_update(progress, "reading", 1.0);
+    return 0;
+}
+
+static int read_ops_binary(const char *path, uint32_t key_bits, cli_ops *out,
+                           cli_progress *progress)
+{
+    size_t width = key_bits / 8;
+    size_t record_bytes = 3 * width;
+    FILE *file = fopen(path, "rb");
+    if (file == NULL)
+        return cli_error("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(file), &st) != 0) {
+        int err = errno;
+        fclose(file);
+        return cli_error("%s: cannot stat: %s", path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fclose(file);
+        return cli_error("%s: not a regular file", path);
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (size % record_bytes != 0) {
+        fclose(file);
+        return cli_error("%s: size %llu bytes is not a multiple of the %zu-byte operation record "
+                         "(kind,key,value x %u-bit, binary): a wrong key width or format?",
+                         path, (unsigned long long)size, record_bytes, key_bits);
+    }
+    uint64_t count = size / record_bytes;
+    out->key_bits = key_bits;
+    out->count = count;
+    out->kinds = malloc(count > 0 ? count : 1);
+    out->keys = malloc(count > 0 ? count * width : width);
+    out->values = malloc(count > 0 ? count * width : width);
+    unsigned char *chunk = malloc(IO_CHUNK_BYTES);
+    if (out->kinds == NULL || out->keys == NULL || out->values == NULL || chunk == NULL) {
+        fclose(file);
+        free(chunk);
+        cli_ops_free(out);
+        return cli_error("%s: out of memory for %llu operations", path,
+                         (unsigned long long)count);
+    }
+    size_t records_per_chunk = IO_CHUNK_BYTES / record_bytes;
+    int status = 0;
+    for (uint64_t done = 0; done < count && status == 0;) {
+        uint64_t n = count - done < records_per_chunk ? count - done : records_per_chunk;
+        if (fread(chunk, record_bytes, (size_t)n, file) != n) {
+            int err = ferror(file) ? errno : 0;
+            status = cli_error("%s: read failed: %s", path,
+                               err != 0 ? strerror(err) : "the file shrank while reading");
+            break;
+        }
+        for (uint64_t r = 0; r < n; r++) {
+            uint64_t word[3];
+            for (int f = 0; f < 3; f++) {
+                const unsigned char *at = chunk + r * record_bytes + (size_t)f * width;
+                if (key_bits == 32) {
+                    uint32_t v32;
+                    memcpy(&v32, at, 4);
+                    word[f] = le_to_host(v32, 32);
+                } else {
+                    memcpy(&word[f], at, 8);
+                    word[f] = le_to_host(word[f], 64);
+                }
+            }
+            uint64_t i = done + r;
+            if (word[0] > HARMONIA_OP_DELETE) {
+                status = cli_error("%s: record %llu (byte offset %llu): kind %llu is not an "
+                                   "operation (0 insert, 1 update, 2 upsert, 3 delete)",
+                                   path, (unsigned long long)i,
+                                   (unsigned long long)(i * record_bytes),
+                                   (unsigned long long)word[0]);
+                break;
+            }
+            out->kinds[i] = (uint8_t)word[0];
+            cli_set(out->keys, key_bits, i, word[1]);
+            cli_set(out->values, key_bits, i, word[0] == HARMONIA_OP_DELETE ? 0 : word[2]);
+        }
+        done += n;
+        cli_progress_update(progress, "reading", (double)done / (double)count);
+    }
+    free(chunk);
+    fclose(file);
+    if (status != 0)
+        cli_ops_free(out);
+    return status;
+}
+
+int cli_read_ops(const char *path, cli_format format, uint32_t key_bits, cli_ops *out,
+                 cli_progress *progress)
+{
+    memset(out, 0, sizeof *out);
+    if (cli_format_for_path(format, path) == CLI_FORMAT_TEXT)
+        return read_ops_text(path, key_bits, out, progress);
+    return read_ops_binary(path, key_bits, out, progress);
+}
+
+const char *cli_op_location(const char *path, const cli_ops *ops, uint64_t index, char *buf,
+                            size_t buf_size)
+{
+    if (ops->lines != NULL && index < ops->count)
+        snprintf(buf, buf_size, "%s:%llu", path, (unsigned long long)ops->lines[index]);
+    else
+        snprintf(buf, buf_size, "%s: record %llu (byte offset %llu)", path,
+                 (unsigned long long)index,
+                 (unsigned long long)(index * 3 * (uint64_t)(ops->key_bits / 8)));
+    return buf;
+}
+
 /* ---- output -------------------------------------------------------------------------------- */
 
 bool cli_is_stdout(const char *path)
@@ -519,6 +780,46 @@ int cli_write_records(const char *path, cli_format format, uint32_t key_bits, ui
             cli_write_char(&writer, '\n');
         if ((i & 0xfffff) == 0xfffff)
             cli_progress_update(progress, "writing", (double)(i + 1) / (double)count);
+    }
+    cli_progress_update(progress, "writing", 1.0);
+    return cli_writer_close(&writer);
+}
+
+int cli_write_ops(const char *path, cli_format format, const cli_ops *ops,
+                  const char *text_header, cli_progress *progress)
+{
+    cli_writer writer;
+    int status = cli_writer_open(&writer, path);
+    if (status != 0)
+        return status;
+    bool text = cli_format_for_path(format, path) == CLI_FORMAT_TEXT;
+    if (!text && writer.is_stdout && isatty(STDOUT_FILENO)) {
+        cli_writer_abandon(&writer);
+        return cli_error("binary data to a terminal: give --out FILE or --format text");
+    }
+    if (text && text_header != NULL)
+        cli_write_str(&writer, text_header);
+    uint32_t key_bits = ops->key_bits;
+    for (uint64_t i = 0; i < ops->count; i++) {
+        int kind = ops->kinds[i];
+        uint64_t key = cli_get(ops->keys, key_bits, i);
+        uint64_t value = kind == HARMONIA_OP_DELETE ? 0 : cli_get(ops->values, key_bits, i);
+        if (text) {
+            cli_write_char(&writer, cli_op_symbols[kind]);
+            cli_write_char(&writer, ' ');
+            cli_write_u64(&writer, key);
+            if (kind != HARMONIA_OP_DELETE) {
+                cli_write_char(&writer, ' ');
+                cli_write_u64(&writer, value);
+            }
+            cli_write_char(&writer, '\n');
+        } else {
+            cli_write_bin(&writer, key_bits, (uint64_t)kind);
+            cli_write_bin(&writer, key_bits, key);
+            cli_write_bin(&writer, key_bits, value);
+        }
+        if ((i & 0xfffff) == 0xfffff)
+            cli_progress_update(progress, "writing", (double)(i + 1) / (double)ops->count);
     }
     cli_progress_update(progress, "writing", 1.0);
     return cli_writer_close(&writer);

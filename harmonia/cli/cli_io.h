@@ -1,6 +1,7 @@
-/* cli_io.h — the data files of the harmonia tool: reading and writing keys, key-value pairs and
- * ranges as raw little-endian binary records or as text lines, with errors that name the file and
- * line. It knows nothing of trees; the index files are the library's (harmonia_save/load).
+/* cli_io.h — the data files of the harmonia tool: reading and writing keys, key-value pairs,
+ * ranges and update operations as raw little-endian binary records or as text lines, with errors
+ * that name the file and line. It knows nothing of trees; the index files are the library's
+ * (harmonia_save/load).
  *
  * FORMATS
  *   binary: a record is 1 or 2 unsigned integers of the key width (32 or 64 bits), little-endian,
@@ -10,7 +11,17 @@
  *     "key", "key,value", "lo,hi". Numbers are decimal or 0x hexadecimal. Blank lines and '#'
  *     comments (to the end of the line) are allowed. Every line of a file has the same number of
  *     fields. A malformed line is an error naming file:line.
- *   auto: text when the file name ends in .txt, .csv or .tsv, else binary. */
+ *   auto: text when the file name ends in .txt, .csv or .tsv, else binary.
+ *
+ * OPERATIONS FILES (the update batches of `harmonia update`)
+ *   text: one operation per line: "+ key value" insert, "= key value" update, "* key value"
+ *     upsert, "- key" delete. Key and value are separated by blanks and/or a comma; numbers,
+ *     blank lines and '#' comments as above. A line that is not one of these (an unknown symbol,
+ *     a missing value, an extra field, a value on a delete, a number wider than the keys) is an
+ *     error naming file:line.
+ *   binary: records of three unsigned integers of the key width, little-endian, no header:
+ *     kind,key,value with kind a harmonia_op_kind (0 insert, 1 update, 2 upsert, 3 delete); the
+ *     value of a delete is ignored (written as 0). Another kind is an error naming the record. */
 #ifndef HARMONIA_CLI_IO_H
 #define HARMONIA_CLI_IO_H
 
@@ -50,6 +61,41 @@ int cli_read_records(const char *path, cli_format format, uint32_t key_bits, int
  * is read again to count), "FILE: record R (byte offset B)" for binary. Writes into buf. */
 const char *cli_record_location(const char *path, cli_format format, uint32_t key_bits,
                                 int fields, uint64_t record, char *buf, size_t buf_size);
+
+/* ---- operations files ---------------------------------------------------------------------
+ * An update batch as the arrays harmonia_update takes, plus where each operation came from. */
+typedef struct cli_ops {
+    uint32_t key_bits;
+    uint64_t count;
+    uint8_t *kinds;  /* harmonia_op_kind values */
+    void *keys;      /* key_bits wide */
+    void *values;    /* key_bits wide; 0 for deletes */
+    uint64_t *lines; /* text files: the line of each operation; NULL for binary files */
+} cli_ops;
+
+/* '+', '=', '*', '-' and "insert", "update", "upsert", "delete" (NULL-terminated), indexed by
+ * harmonia_op_kind. */
+extern const char cli_op_symbols[4];
+extern const char *const cli_op_names[];
+
+void cli_ops_free(cli_ops *ops);
+
+/* Reads an operations file of key_bits-wide numbers (format as cli_read_records). Every
+ * operation is checked before any is returned: on failure prints the error (file:line: what, or
+ * file: record R for binary) and returns CLI_EXIT_FAIL with *out empty; 0 on success (the
+ * arrays are allocated even for an empty batch). progress may be NULL. */
+int cli_read_ops(const char *path, cli_format format, uint32_t key_bits, cli_ops *out,
+                 cli_progress *progress);
+
+/* Where operation index of ops (read from path by cli_read_ops) is: "FILE:LINE" for text,
+ * "FILE: record R (byte offset B)" for binary. Writes into buf. */
+const char *cli_op_location(const char *path, const cli_ops *ops, uint64_t index, char *buf,
+                            size_t buf_size);
+
+/* Writes ops to path in format (text: "+ key value" / "- key" lines, with an optional header
+ * comment; binary: kind,key,value records). Returns 0 or CLI_EXIT_FAIL after a message. */
+int cli_write_ops(const char *path, cli_format format, const cli_ops *ops,
+                  const char *text_header, cli_progress *progress);
 
 /* ---- output ------------------------------------------------------------------------------ */
 typedef struct cli_writer {

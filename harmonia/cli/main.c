@@ -11,11 +11,12 @@ typedef struct cli_command_entry {
 } cli_command_entry;
 
 static const cli_command_entry commands[] = {
-    {"generate", cli_cmd_generate, "write synthetic keys, queries or ranges"},
+    {"generate", cli_cmd_generate, "write synthetic keys, queries, ranges or update batches"},
     {"build", cli_cmd_build, "build an index file from key,value pairs"},
     {"lookup", cli_cmd_lookup, "point lookups: the value of each query key"},
     {"lower-bound", cli_cmd_lower_bound, "the smallest key >= each query, with its value"},
     {"range", cli_cmd_range, "count (or collect) the keys in each [lo, hi]"},
+    {"update", cli_cmd_update, "apply a batch of inserts, updates and deletes to an index"},
     {"info", cli_cmd_info, "describe an index file, or the GPU (--device)"},
     {"check", cli_cmd_check, "verify an index file (checksums and every invariant)"},
     {"bench", cli_cmd_bench, "time Harmonia against binary search on generated data"},
@@ -37,13 +38,17 @@ static void print_help(FILE *out)
             "'harmonia <command> --help' shows the options of a command.\n"
             "Data files are raw little-endian binary records or text (one record per line,\n"
             "fields separated by ','); names ending in .txt/.csv/.tsv are read as text.\n"
+            "Update batches are text lines '+ key value', '= key value', '* key value',\n"
+            "'- key' (insert, update, upsert, delete) or binary kind,key,value records.\n"
             "Exit status: 0 success, 1 error, 2 bad usage.\n"
             "\n"
             "Example:\n"
             "  harmonia generate keys --count 1e6 --out pairs.bin\n"
             "  harmonia build --input pairs.bin --out pairs.idx\n"
             "  harmonia generate queries --keys pairs.bin --count 1e6 --out queries.bin\n"
-            "  harmonia lookup --index pairs.idx --queries queries.bin --out results.txt\n");
+            "  harmonia lookup --index pairs.idx --queries queries.bin --out results.txt\n"
+            "  harmonia generate ops --keys pairs.bin --count 1e5 --mix paper --out ops.bin\n"
+            "  harmonia update --index pairs.idx --ops ops.bin\n");
 }
 
 int main(int argc, char **argv)
