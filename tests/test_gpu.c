@@ -301,14 +301,14 @@ static void test_batch_sizes_and_windows(void **state)
     uint64_t rng = 9;
     const uint64_t sizes[] = {0, 1, 31, 33, 1023, 1025, 4099, 100003};
     const unsigned n_sizes = quick() ? 5 : sizeof sizes / sizeof sizes[0];
-    const uint64_t windows[] = {1024, 4096, 0};
+    const uint64_t windows[] = {1024, 1u << 23, 4096, 0}; /* 2^23: the sort-based restore */
     for (unsigned w = 0; w < 2; w++) {
         tu_model m;
         tu_model_make(&m, w ? 64 : 32, 200000, TU_UNIFORM, &rng);
         harmonia_tree *t = build(&m, 16, 16, &rng);
         for (unsigned s = 0; s < n_sizes; s++) {
             void *q = make_queries(&m, sizes[s], &rng);
-            for (unsigned wi = 0; wi < (quick() ? 1u : 3u); wi++)
+            for (unsigned wi = 0; wi < (quick() ? 2u : 4u); wi++)
                 for (int dev = 0; dev < 2; dev++)
                     for (int unordered = 0; unordered < 2; unordered++) {
                         check_lookups(t, m.key_bits, q, sizes[s], 8, 1, windows[wi], dev, unordered);
