@@ -87,6 +87,8 @@ int main(int argc, char **argv)
     }
     harmonia_build_config bc;
     harmonia_build_config_init(&bc);
+    if (argc > 3)
+        bc.leaf_fill = atof(argv[3]);
     double t0 = now();
     harmonia_tree *tree = NULL;
     if (harmonia_build(&bc, keys, values, n, &tree) != HARMONIA_OK) {
@@ -95,8 +97,8 @@ int main(int argc, char **argv)
     }
     double rebuild = now() - t0;
     int gpu = harmonia_device_upload(tree) == HARMONIA_OK;
-    printf("# 2^%u keys (64-bit, F=%u L=%u), %d threads; full rebuild from unsorted pairs: %.3f s; device copy: %s\n",
-           keys_log2, bc.fanout, bc.leaf_size, omp_get_max_threads(), rebuild, gpu ? "yes" : "no");
+    printf("# 2^%u keys (64-bit, F=%u L=%u, leaf fill %.3f), %d threads; full rebuild from unsorted pairs: %.3f s; device copy: %s\n",
+           keys_log2, bc.fanout, bc.leaf_size, bc.leaf_fill, omp_get_max_threads(), rebuild, gpu ? "yes" : "no");
     printf("%-22s %10s %9s %9s %9s %9s %9s %12s %8s\n", "batch", "ops", "sort s", "apply s", "relay s", "upload s",
            "total s", "M ops/s", "splits");
     int failures = 0;

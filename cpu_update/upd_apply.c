@@ -155,11 +155,16 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
 
     /* 2. target leaf of each run (runs ascending, so leaves are non-decreasing) */
     w.run_leaf = kr_malloc((R ? R : 1) * sizeof(uint64_t));
-    if (!w.run_leaf)
+    void *run_keys = kr_malloc((R ? R : 1) * kb);
+    if (!w.run_leaf || !run_keys) {
+        free(run_keys);
         FAIL_NO_MEMORY("finding target leaves");
-#pragma omp parallel for schedule(static) if (R > KR_PARALLEL_MIN / 4)
+    }
+#pragma omp parallel for schedule(static) if (R > KR_PARALLEL_MIN)
     for (uint64_t r = 0; r < R; r++)
-        w.run_leaf[r] = kr_descend(t, kr_load(w.ops.sorted_keys, bits, w.ops.run_start[r])) - t->n_internal;
+        kr_store(run_keys, bits, r, kr_load(w.ops.sorted_keys, bits, w.ops.run_start[r]));
+    kr_leaf_batch(t, run_keys, R, w.run_leaf, 0);
+    free(run_keys);
     uint64_t T = 0;
     for (uint64_t r = 0; r < R; r++)
         T += r == 0 || w.run_leaf[r] != w.run_leaf[r - 1];

@@ -205,6 +205,10 @@ void kr_tree_free_arrays(kr_tree *tree);
 /* The leaf (node number) where a search for q ends, descending with the first-child array. */
 uint64_t kr_descend(const kr_tree *t, uint64_t q);
 
+/* For count queries (key width), the leaf number (0-based, not the node number) where each search
+ * ends; grouped descents with prefetching, OpenMP-parallel. */
+void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64_t *leaf_out, int threads);
+
 void kr_lookup_batch(const kr_tree *t, const void *queries, uint64_t count, void *values_out,
                      uint8_t *found_out, int threads);
 void kr_lower_bound_batch(const kr_tree *t, const void *queries, uint64_t count, void *keys_out,

@@ -34,6 +34,21 @@ uint64_t kr_descend(const kr_tree *t, uint64_t q)
     return t->n_internal + leaf;
 }
 
+void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64_t *leaf_out, int threads)
+{
+    const uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
+    threads = resolve_threads(threads);
+#pragma omp parallel for schedule(static) num_threads(threads) if (count > KR_PARALLEL_MIN / 4)
+    for (uint64_t g = 0; g < groups; g++) {
+        uint64_t first = g * SEARCH_GROUP;
+        uint32_t n = (uint32_t)(count - first < SEARCH_GROUP ? count - first : SEARCH_GROUP);
+        if (t->key_bits == 32)
+            descend_group_u32(t, (const uint32_t *)queries + first, n, leaf_out + first);
+        else
+            descend_group_u64(t, (const uint64_t *)queries + first, n, leaf_out + first);
+    }
+}
+
 uint64_t kr_rank(const kr_tree *t, uint64_t q)
 {
     return t->key_bits == 32 ? rank_u32(t, (uint32_t)q) : rank_u64(t, q);
