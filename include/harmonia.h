@@ -308,6 +308,120 @@ typedef struct harmonia_tree_info {
 harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *info_out);
 
 /* ---------------------------------------------------------------------------------------------
+ * NTG profiling: choosing G, the threads that search one query together on the GPU (narrowed
+ * thread groups, Section 4.2 of the Harmonia paper). Two answers to the same question:
+ *   the model (harmonia_ntg_model): the paper's Eq. 4 from a CPU traversal of a sample of the
+ *     workload over the tree's own layout; needs no GPU. ntg/ntg_model.h defines it exactly
+ *     (keys examined per node, steps, counted levels, simulated warps, PSA order, the rule);
+ *   the measurement (harmonia_ntg_measure): the GPU lookup timed for every G on the workload.
+ * harmonia_ntg_choice picks from them (the measurement when there is one); harmonia_set_group_size
+ * keeps the pick with the tree: GPU queries whose config.group_size is 0 use it, harmonia_save
+ * writes it to the index file, harmonia_load restores it, harmonia_info reports it.
+ * The sizes are G in {1, 2, 4, 8, 16, 32} with G <= F (a group never spans two warps).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Group sizes a profile can hold: 1, 2, 4, 8, 16, 32. */
+#define HARMONIA_NTG_MAX_SIZES 6
+#define HARMONIA_NTG_DEFAULT_SAMPLE 1000
+#define HARMONIA_NTG_DEFAULT_LEVELS 2
+#define HARMONIA_NTG_DEFAULT_RUNS 5
+
+typedef struct harmonia_ntg_config {
+    harmonia_query_config query; /* how the workload runs on the GPU: psa, psa_window, psa_bits,
+                                    pipeline_depth. The model simulates the PSA order they give;
+                                    the measurement runs with them. backend, memory, group_size,
+                                    stream and async are the profiler's (ignored here). */
+    bool unordered;    /* the workload takes results in PSA order (harmonia_lookup_unordered);
+                          then psa = -1 (auto) means on, as in the engine; else harmonia_lookup */
+    uint64_t sample;   /* model: queries traversed, taken as runs of 32 (one warp at G = 1);
+                          0 = HARMONIA_NTG_DEFAULT_SAMPLE (31 runs, 992 queries) */
+    uint32_t levels;   /* model: the last levels whose steps count (2 = the leaves' parents and the
+                          leaves); 0 = HARMONIA_NTG_DEFAULT_LEVELS; above the height = all */
+    uint32_t warmup;   /* measurement: untimed calls per G before the timed ones; 0 = 1 */
+    uint32_t runs;     /* measurement: timed calls per G, the median is kept;
+                          0 = HARMONIA_NTG_DEFAULT_RUNS */
+} harmonia_ntg_config;
+
+/* Fills *config with the defaults: the query defaults (PSA auto, the engine's window), results in
+ * query order, a sample of 1000, the last 2 levels, 1 warm-up and 5 timed runs per G. */
+void harmonia_ntg_config_init(harmonia_ntg_config *config);
+
+typedef struct harmonia_ntg_model_result {
+    uint32_t size_count;                          /* G values modelled: log2(min(F, 32)) + 1 */
+    uint32_t group_sizes[HARMONIA_NTG_MAX_SIZES]; /* ascending: 1, 2, 4, ... min(F, 32) */
+    double steps[HARMONIA_NTG_MAX_SIZES];         /* S(G): mean comparison steps of a simulated
+                                                     warp over the counted levels */
+    double ratio[HARMONIA_NTG_MAX_SIZES];         /* Eq. 4 for narrowing from 2G to G:
+                                                     S(2G) / S(G) × 2; 0 for the widest G */
+    double level_steps[HARMONIA_NTG_MAX_SIZES][HARMONIA_MAX_LEVELS]; /* S(G) of counted level k
+                                                     (level first_level + k) alone */
+    uint32_t choice;       /* the model's G: halving from the widest while ratio > 1 */
+    uint32_t first_level;  /* the counted levels: first_level .. first_level + levels - 1 */
+    uint32_t levels;
+    uint64_t sample_queries; /* queries traversed */
+    uint64_t runs;           /* runs of 32 consecutive queries among them */
+    bool psa;                /* the PSA order of the first window was simulated */
+    uint32_t psa_begin_bit, psa_end_bit; /* its sort bits [begin, end) */
+    uint64_t window;         /* the queries of the window the runs were taken from (PSA off:
+                                the whole batch) */
+} harmonia_ntg_model_result;
+
+typedef struct harmonia_ntg_measurement {
+    uint32_t size_count;                          /* as in the model: every valid G */
+    uint32_t group_sizes[HARMONIA_NTG_MAX_SIZES]; /* ascending */
+    double seconds[HARMONIA_NTG_MAX_SIZES];       /* median time of one call over the batch */
+    double queries_per_second[HARMONIA_NTG_MAX_SIZES];
+    uint32_t best;        /* the G of the highest throughput (the smaller G on a tie) */
+    uint64_t queries;     /* the batch */
+    uint64_t found;       /* its hits (the same for every G: checked) */
+    bool psa;             /* PSA as the engine resolved it for this workload */
+    uint32_t warmup, runs;
+    char device[256];     /* the GPU's name */
+} harmonia_ntg_measurement;
+
+/* Fills queries_out (count keys of the tree's width, host memory) with keys drawn uniformly, with
+ * replacement, from the tree's keys: a workload of hits for profiling when the caller has none.
+ * Deterministic for a seed (whatever the thread count). Synchronous; OpenMP-parallel.
+ * Errors: INVALID (NULL tree, NULL queries_out with count > 0, an empty tree with count > 0). */
+harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64_t seed,
+                                     void *queries_out);
+
+/* The model: traverses a sample of the count queries (host memory, the tree's key width; the
+ * workload as it would be given to harmonia_lookup) on the CPU and fills *result. A NULL config
+ * means the defaults. With PSA on and no configured window, the window is the one the engine
+ * would take on GPU 0 (its L2 size; an 8 MiB L2 is assumed without a GPU). Needs no GPU. The tree
+ * is not modified. Synchronous.
+ * Errors: INVALID (NULL tree, queries or result; count 0), NO_MEMORY. */
+harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_config *config,
+                                   const void *queries, uint64_t count,
+                                   harmonia_ntg_model_result *result);
+
+/* The measurement: copies the count queries (host memory, the tree's key width) to the GPU once,
+ * uploads the tree if needed, and for every valid G runs harmonia_lookup (or _unordered, see
+ * config->unordered) with the backend GPU on device arrays, config->query's PSA settings and
+ * group_size = G: config->warmup untimed calls, then config->runs calls timed with CUDA events on a
+ * stream of its own; keeps the median. The results of every G are compared (hash of values, found
+ * flags and positions): a difference is a DEVICE error naming both G. Frees its device arrays
+ * before returning. The tree is not modified (its device copy may be created). Synchronous.
+ * Errors: INVALID (NULL tree, queries or result; count 0), NO_DEVICE (no usable GPU, or a build
+ * without CUDA: harmonia_last_error(tree) says why), DEVICE_MEMORY, DEVICE, NO_MEMORY. */
+harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_config *config,
+                                     const void *queries, uint64_t count,
+                                     harmonia_ntg_measurement *result);
+
+/* The G to keep: the measured best when measured is not NULL and holds one (best != 0), else the
+ * model's choice; 0 when neither is given. */
+uint32_t harmonia_ntg_choice(const harmonia_ntg_model_result *model,
+                             const harmonia_ntg_measurement *measured);
+
+/* Stores group_size as the tree's NTG choice: from the next call, GPU queries whose
+ * config.group_size is 0 use it; harmonia_save writes it into the index file. 0 clears it (the
+ * engine's default for F applies). The file is not touched: save to keep it. Not to be called while
+ * other threads query the tree. Errors: INVALID (NULL tree; G not in {1, 2, 4, 8, 16, 32} or above
+ * the tree's fanout; the message says which). */
+harmonia_status harmonia_set_group_size(harmonia_tree *tree, uint32_t group_size);
+
+/* ---------------------------------------------------------------------------------------------
  * The GPU.
  * ------------------------------------------------------------------------------------------- */
 
