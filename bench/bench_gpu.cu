@@ -80,12 +80,26 @@ typedef struct options {
     uint32_t queries_log2 = 27;
     uint32_t fanout = 16, leaf = 16;
     uint32_t runs = 5;
-    uint64_t window = 0;
+    std::vector<uint64_t> windows{0};  /* PSA windows to try (0 = the library's default) */
+    std::vector<uint32_t> psa_bits{0}; /* PSA bit counts to try (0 = Eq. 2) */
+    std::vector<int> orders{0};        /* 0 = results in query order, 1 = unordered */
     uint32_t lanes = 0;
     int only_group = 0;
     int only_psa = -1;
-    bool unordered = false;
 } options;
+
+static std::vector<uint64_t> parse_list(const char *text)
+{
+    std::vector<uint64_t> list;
+    for (const char *p = text; *p;) {
+        char *end;
+        list.push_back(strtoull(p, &end, 0));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p)
+            break;
+    }
+    return list;
+}
 
 static double median(std::vector<double> v)
 {
@@ -149,7 +163,7 @@ template <typename K> static int run(const options &o)
     CHECK_CUDA(cudaMalloc(&d_queries, n_q * sizeof(K)));
     CHECK_CUDA(cudaMalloc(&d_values, n_q * sizeof(K)));
     CHECK_CUDA(cudaMalloc(&d_found, n_q));
-    if (o.unordered)
+    if (std::find(o.orders.begin(), o.orders.end(), 1) != o.orders.end())
         CHECK_CUDA(cudaMalloc(&d_positions, n_q * sizeof(uint64_t)));
     CHECK_CUDA(cudaMalloc(&d_keys, n_keys * sizeof(K)));
     CHECK_CUDA(cudaMalloc(&d_kv, n_keys * sizeof(K)));
@@ -165,7 +179,7 @@ template <typename K> static int run(const options &o)
     CHECK_CUDA(cudaEventCreate(&stop));
     std::vector<K> got_values(n_q);
     std::vector<uint8_t> got_found(n_q);
-    std::vector<uint64_t> got_positions(o.unordered ? n_q : 0);
+    std::vector<uint64_t> got_positions(d_positions ? n_q : 0);
     int failures = 0;
 
     /* verifies the device results against the CPU engine */
@@ -206,7 +220,7 @@ template <typename K> static int run(const options &o)
 
     printf("# device tree: %u-bit keys, 2^%u keys, F=%u L=%u, height %u, %.1f MB; build %.2f s; CPU engine %.2f G/s\n",
            o.bits, o.keys_log2, o.fanout, o.leaf, info.height, info.total_bytes / 1e6, build_s, n_q / cpu_s / 1e9);
-    printf("%-44s %10s %10s %8s\n", "configuration", "median ms", "G q/s", "verified");
+    printf("%-52s %10s %10s %8s\n", "configuration", "median ms", "G q/s", "verified");
     /* the baseline */
     double base_ms = time_it([&] {
         binary_search_kernel<K><<<(unsigned)std::min<uint64_t>((n_q + 255) / 256, 1u << 20), 256>>>(
@@ -214,38 +228,44 @@ template <typename K> static int run(const options &o)
     });
     CHECK_CUDA(cudaGetLastError());
     bool ok = verify("binary search");
-    printf("%-44s %10.3f %10.3f %8s\n", "binary search (sorted array)", base_ms, n_q / base_ms / 1e6, ok ? "yes" : "NO");
+    printf("%-52s %10.3f %10.3f %8s\n", "binary search (sorted array)", base_ms, n_q / base_ms / 1e6, ok ? "yes" : "NO");
     const uint32_t groups[] = {1, 2, 4, 8, 16, 32};
     double best = 0;
     for (int psa = 1; psa >= 0; psa--)
-        for (uint32_t g : groups) {
+        for (uint32_t g : groups)
+            for (int unordered : o.orders)
+                for (uint64_t window : o.windows)
+                    for (uint32_t bits : o.psa_bits) {
             if (g > o.fanout || (o.only_group && (int)g != o.only_group) || (o.only_psa >= 0 && psa != o.only_psa))
                 continue;
+            if (!psa && (window != o.windows[0] || bits != o.psa_bits[0]))
+                continue; /* windows and bits only matter with PSA */
             harmonia_query_config q;
             harmonia_query_config_init(&q);
             q.backend = HARMONIA_BACKEND_GPU;
             q.memory = HARMONIA_MEMORY_DEVICE;
             q.group_size = g;
             q.psa = psa;
-            q.psa_window = o.window;
+            q.psa_window = window;
+            q.psa_bits = bits;
             q.pipeline_depth = o.lanes;
             harmonia_status st = HARMONIA_OK;
             double ms = time_it([&] {
-                st = o.unordered ? harmonia_lookup_unordered(tree, &q, d_queries, n_q, d_values, d_found, d_positions)
-                                 : harmonia_lookup(tree, &q, d_queries, n_q, d_values, d_found);
+                st = unordered ? harmonia_lookup_unordered(tree, &q, d_queries, n_q, d_values, d_found, d_positions)
+                               : harmonia_lookup(tree, &q, d_queries, n_q, d_values, d_found);
             });
             if (st != HARMONIA_OK) {
                 fprintf(stderr, "bench_gpu: lookup: %s\n", harmonia_last_error(tree));
                 return 1;
             }
-            char name[96];
-            snprintf(name, sizeof name, "harmonia G=%u PSA %s%s w=%llu l=%u", g, psa ? "on" : "off",
-                     o.unordered ? " unordered" : "", (unsigned long long)o.window, o.lanes);
+            char name[128];
+            snprintf(name, sizeof name, "harmonia G=%u PSA %s%s w=%llu b=%u l=%u", g, psa ? "on" : "off",
+                     unordered ? " unordered" : "", (unsigned long long)window, bits, o.lanes);
             ok = verify(name);
             double gq = n_q / ms / 1e6;
             if (gq > best)
                 best = gq;
-            printf("%-44s %10.3f %10.3f %8s\n", name, ms, gq, ok ? "yes" : "NO");
+            printf("%-52s %10.3f %10.3f %8s\n", name, ms, gq, ok ? "yes" : "NO");
         }
     printf("# best harmonia %.3f G q/s = %.2fx the binary search (%.3f G q/s)\n", best, best / (n_q / base_ms / 1e6),
            n_q / base_ms / 1e6);
@@ -271,14 +291,21 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--fanout")) o.fanout = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--leaf-size")) o.leaf = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--runs")) o.runs = (uint32_t)atoi(v), i++;
-        else if (!strcmp(a, "--window")) o.window = strtoull(v, NULL, 0), i++;
+        else if (!strcmp(a, "--window") || !strcmp(a, "--windows")) o.windows = parse_list(v), i++;
+        else if (!strcmp(a, "--psa-bits")) {
+            o.psa_bits.clear();
+            for (uint64_t b : parse_list(v))
+                o.psa_bits.push_back((uint32_t)b);
+            i++;
+        }
         else if (!strcmp(a, "--lanes")) o.lanes = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--psa")) o.only_psa = atoi(v), i++;
         else if (!strcmp(a, "--group")) o.only_group = atoi(v), i++;
-        else if (!strcmp(a, "--unordered")) o.unordered = true;
+        else if (!strcmp(a, "--unordered")) o.orders = {1};
+        else if (!strcmp(a, "--both-orders")) o.orders = {0, 1};
         else {
             fprintf(stderr, "usage: bench_gpu [--bits 32|64] [--keys-log2 N] [--queries-log2 N] [--fanout F] "
-                            "[--leaf-size L] [--runs R] [--window W] [--lanes 1-3] [--group G] [--psa 0|1] [--unordered]\n");
+                            "[--leaf-size L] [--runs R] [--windows W,W..] [--psa-bits B,B..] [--lanes 1-3] [--group G] [--psa 0|1] [--unordered | --both-orders]\n");
             return 2;
         }
     }

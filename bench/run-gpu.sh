@@ -3,7 +3,7 @@
 # (GPU tests for real), compute-sanitizer memcheck and racecheck on a quick GPU test, and the point
 # lookup benchmarks. Logs go to $OUT (the device tool brings them back); a short table ends it.
 # Usage (device tool, from the repo root):
-#   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|all]...
+#   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|all]...
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -41,5 +41,10 @@ if want bench; then
     B=build-gpu/bench/bench_gpu
     { $B --bits 64 --keys-log2 23 && $B --bits 64 --keys-log2 26 && $B --bits 32 --keys-log2 28; } \
         2>&1 | tee "$OUT/bench.txt" | grep -E "^#|G=|binary" || status=1
+fi
+if want psa; then
+    # PSA windows and bits, ordered (in-kernel restore below 2^23, sort-based restore from 2^23) and unordered
+    timeout 240 build-gpu/bench/bench_gpu --bits 64 --keys-log2 26 --runs 3 --group 2 --psa 1 --both-orders \
+        --windows 0,8388608,33554432,134217728 --psa-bits 0,16 2>&1 | tee "$OUT/bench-psa.txt" | grep -E "^#|G=|binary" || status=1
 fi
 exit $status
