@@ -125,5 +125,6 @@ int cli_cmd_update(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+int cli_cmd_profile_ntg(int argc, char **argv);
 
 #endif /* HARMONIA_CLI_H */

@@ -19,6 +19,7 @@ static const cli_command_entry commands[] = {
     {"update", cli_cmd_update, "apply a batch of inserts, updates and deletes to an index"},
     {"info", cli_cmd_info, "describe an index file, or the GPU (--device)"},
     {"check", cli_cmd_check, "verify an index file (checksums and every invariant)"},
+    {"profile-ntg", cli_cmd_profile_ntg, "profile the NTG group size G (model and GPU), store the choice"},
     {"bench", cli_cmd_bench, "time Harmonia against binary search on generated data"},
 };
 
