@@ -49,11 +49,7 @@ uint32_t hm_gpu_default_window(uint32_t key_bits)
     int l2 = 0;
     if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0) != cudaSuccess || l2 <= 0)
         l2 = 8 << 20;
-    uint64_t per_query = key_bits / 8 + 1;
-    uint64_t w = 1u << 16;
-    while (w * 2 * per_query <= (uint64_t)l2 / 2 && w < (1u << 24))
-        w *= 2;
-    return (uint32_t)w;
+    return (uint32_t)psa_default_window(key_bits, (uint64_t)l2);
 }
 
 static void free_lanes(hm_gpu *g)

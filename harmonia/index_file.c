@@ -299,11 +299,11 @@ static harmonia_status ix_check_shape(const ix_header *h, char *why, size_t why_
             return HARMONIA_ERR_CORRUPT;
         }
     }
-    if (h->ntg_group_size != 0 &&
-        (!ix_is_power_of_two(h->ntg_group_size) || h->ntg_group_size > KR_MAX_NODE)) {
+    if (h->ntg_group_size != 0 && (!ix_is_power_of_two(h->ntg_group_size) || h->ntg_group_size > 32 ||
+                                   h->ntg_group_size > h->fanout)) {
         snprintf(why, why_size,
-                 "NTG group size %" PRIu32 " is neither 0 nor a power of two up to %d",
-                 h->ntg_group_size, KR_MAX_NODE);
+                 "NTG group size %" PRIu32 " is neither 0 nor a power of two up to 32 and the fanout %" PRIu32,
+                 h->ntg_group_size, h->fanout);
         return HARMONIA_ERR_CORRUPT;
     }
     if (h->section_count != IX_SECTION_COUNT || h->reserved != 0) {

@@ -52,10 +52,8 @@ harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64
     return HARMONIA_OK;
 }
 
-/* The PSA window the engine takes by default on GPU 0: the largest power of two (2^16 .. 2^24)
- * whose results (value + found flag) fit in half the L2. This is hm_gpu_default_window's formula
- * (harmonia/gpu_tree.cu, C++ linkage and CUDA-only) on harmonia_device_probe's L2 size, with the
- * engine's 8 MiB fallback when there is no GPU. Keep the two in step. */
+/* The PSA window the engine takes by default on GPU 0 (psa_default_window on the device's L2, or on
+ * the engine's 8 MiB fallback when there is no GPU). */
 static uint64_t engine_default_window(uint32_t key_bits)
 {
     char saved[512]; /* the probe may record a reason as the thread's last error: keep the old one */
@@ -65,11 +63,7 @@ static uint64_t engine_default_window(uint32_t key_bits)
     if (harmonia_device_probe(&device) == HARMONIA_OK && device.l2_bytes > 0)
         l2 = device.l2_bytes;
     hm_fail(NULL, HARMONIA_OK, "%s", saved);
-    const uint64_t per_query = key_bits / 8 + 1;
-    uint64_t w = (uint64_t)1 << 16;
-    while (w * 2 * per_query <= l2 / 2 && w < ((uint64_t)1 << 24))
-        w *= 2;
-    return w;
+    return psa_default_window(key_bits, l2);
 }
 
 harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_config *config,

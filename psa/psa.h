@@ -19,6 +19,10 @@ typedef struct psa_bits {
 
 psa_bits psa_choose_bits(uint64_t n_keys, uint32_t key_bits, uint64_t min_key, uint64_t max_key);
 
+/* The default PSA window: the largest power of two in [2^16, 2^24] whose results (value + found
+ * flag) fit in half of an L2 cache of l2_bytes. */
+uint64_t psa_default_window(uint32_t key_bits, uint64_t l2_bytes);
+
 #ifdef HARMONIA_PSA_CUDA
 /* --- the window sort (psa_sort.cu; only where CUDA is built) ------------------------------------
  * A window of n queries is sorted as (key, position) pairs on bits [begin_bit, end_bit) with CUB's

@@ -25,3 +25,12 @@ psa_bits psa_choose_bits(uint64_t n_keys, uint32_t key_bits, uint64_t min_key, u
     bits.begin_bit = span - n;
     return bits;
 }
+
+uint64_t psa_default_window(uint32_t key_bits, uint64_t l2_bytes)
+{
+    const uint64_t per_query = key_bits / 8 + 1;
+    uint64_t w = (uint64_t)1 << 16;
+    while (w * 2 * per_query <= l2_bytes / 2 && w < ((uint64_t)1 << 24))
+        w *= 2;
+    return w;
+}

@@ -887,6 +887,8 @@ static void test_absurd_header_fields_are_rejected(void **state)
         {"ntg group size 3", IX_OFF_NTG_GROUP_SIZE, 4, 3, HARMONIA_ERR_CORRUPT, "NTG"},
         {"ntg group size 2^31", IX_OFF_NTG_GROUP_SIZE, 4, (uint64_t)1 << 31, HARMONIA_ERR_CORRUPT,
          "NTG"},
+        {"ntg group size above F = 8", IX_OFF_NTG_GROUP_SIZE, 4, 16, HARMONIA_ERR_CORRUPT, "NTG"},
+        {"ntg group size above 32", IX_OFF_NTG_GROUP_SIZE, 4, 64, HARMONIA_ERR_CORRUPT, "NTG"},
         {"unknown flag", IX_OFF_FLAGS, 4, 1, HARMONIA_ERR_UNSUPPORTED, "flags"},
         {"five sections", IX_OFF_SECTION_COUNT, 4, 5, HARMONIA_ERR_CORRUPT, "section count"},
         {"reserved field", IX_OFF_RESERVED, 4, 0xdead, HARMONIA_ERR_CORRUPT, NULL},
