@@ -712,6 +712,9 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(f->err, "--fanout: 12"));
     assert_int_equal(run(f, "lookup", "--index", "i", "--queries", "q", "--backend", "tpu", NULL),
                      2);
+    assert_int_equal(run(f, "lookup", "--index", "i", "--queries", "q", "--group-size", "64", NULL), 2);
+    assert_int_equal(run(f, "lookup", "--index", "i", "--queries", "q", "--psa", "maybe", NULL), 2);
+    assert_int_equal(run(f, "range", "--index", "i", "--ranges", "q", "--pipeline-depth", "4", NULL), 2);
 }
 
 static void test_help(void **state)

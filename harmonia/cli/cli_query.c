@@ -9,6 +9,7 @@
 #include "cli_io.h"
 
 static const char *const out_formats[] = {"text", "bin", NULL};
+static const char *const psa_modes[] = {"auto", "on", "off", NULL};
 
 enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
 
@@ -19,6 +20,12 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
     {"json", NULL, "results (and the summary) as JSON", NULL},                                  \
     {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL},                  \
     {"threads", "T", "CPU engine threads (default: OpenMP's)", NULL},                           \
+    {"group-size", "G", "GPU: threads per query, 1..32 and <= F (default: the index's stored "   \
+                        "choice, else F/8)", NULL},                                               \
+    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL},       \
+    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},             \
+    {"psa-bits", "B", "GPU: key bits the PSA sort uses (default: Eq. 2 over the keys' span)", NULL}, \
+    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
     {"no-verify", NULL, "load the index without checksums and integrity check", NULL},          \
     {"quiet", NULL, "no progress bar, no summary", NULL}
 
@@ -43,15 +50,20 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
     int status = cli_parse(spec, argc, argv, NULL, 0, NULL);
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_HELP_SHOWN : status;
-    int out_format, input_format;
-    uint64_t threads;
+    int out_format, input_format, psa_mode;
+    uint64_t threads, group_size, window, psa_bits, depth;
     if ((status = cli_opt_required(spec, "index", &run->index_path)) ||
         (status = cli_opt_required(spec, input_option, &run->input_path)) ||
         (status = cli_opt_choice(spec, input_format_option, cli_format_names, CLI_FORMAT_AUTO,
                                  &input_format)) ||
         (status = cli_opt_choice(spec, "format", out_formats, 0, &out_format)) ||
         (status = cli_opt_choice(spec, "backend", cli_backend_names, 0, &run->backend_index)) ||
-        (status = cli_opt_u64(spec, "threads", 0, 0, 1u << 16, &threads)))
+        (status = cli_opt_u64(spec, "threads", 0, 0, 1u << 16, &threads)) ||
+        (status = cli_opt_u64(spec, "group-size", 0, 0, 32, &group_size)) ||
+        (status = cli_opt_choice(spec, "psa", psa_modes, 0, &psa_mode)) ||
+        (status = cli_opt_u64(spec, "window", 0, 0, 1u << 30, &window)) ||
+        (status = cli_opt_u64(spec, "psa-bits", 0, 0, 64, &psa_bits)) ||
+        (status = cli_opt_u64(spec, "pipeline-depth", 0, 0, 3, &depth)))
         return status;
     run->out_path = cli_opt_str(spec, "out", NULL);
     run->binary_out = out_format == 1;
@@ -64,6 +76,11 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
     harmonia_query_config_init(&run->config);
     run->config.backend = cli_backend_of(run->backend_index);
     run->config.threads = (int)threads;
+    run->config.group_size = (uint32_t)group_size;
+    run->config.psa = psa_mode == 0 ? -1 : psa_mode == 1 ? 1 : 0;
+    run->config.psa_window = window;
+    run->config.psa_bits = (uint32_t)psa_bits;
+    run->config.pipeline_depth = (uint32_t)depth;
 
     if ((status = cli_load_index(run->index_path, !cli_opt_given(spec, "no-verify"), run->quiet,
                                  &run->tree)) != 0)
