@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
 # run-gpu.sh — everything the GPU machine runs in one call: build for sm_90, the whole test suite
-# (GPU tests for real), compute-sanitizer memcheck and racecheck on a quick GPU test, and the point
-# lookup benchmarks. Logs go to $OUT (the device tool brings them back); a short table ends it.
+# (GPU tests for real), compute-sanitizer memcheck and racecheck on a quick GPU test, the point
+# lookup benchmarks, and the benchmark suite of issue 5. Logs go to $OUT (the device tool brings
+# them back); a short table ends it.
 # Usage (device tool, from the repo root):
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|all]...
+#   source .device-deps/setup.sh && bash bench/run-gpu.sh suite        (alone: it fills the call)
+# `all` is tests + sanitize + bench + psa. `suite` builds only bench_suite and runs it with the time left
+# of a 600 s call (SUITE_END, default 550 s after the script started, minus what the build took);
+# its CSV tables go to $OUT/suite/, its output to $OUT/suite.log, and with device.txt that makes
+# the 8 files the device tool brings back. `suite-quick` is the same program on small sizes (a
+# smoke test, about a minute), its tables in $OUT/suite-quick/.
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(all)
-want() { for w in "${what[@]}"; do [ "$w" = "$1" ] || [ "$w" = all ] && return 0; done; return 1; }
+want() {
+    for w in "${what[@]}"; do
+        [ "$w" = "$1" ] && return 0
+        [ "$w" = all ] && case "$1" in tests|sanitize|bench|psa) return 0 ;; esac
+    done
+    return 1
+}
+only_suite=true
+for w in "${what[@]}"; do case "$w" in suite|suite-quick) ;; *) only_suite=false ;; esac; done
+# setup and build logs: in $OUT, except for suite-only calls (the file count is tight there), where
+# they stay aside and only their tail is printed on failure
+LOGS="$OUT"
+$only_suite && LOGS=$(mktemp -d)
 
 # xxHash is not on the GPU machine: unpack the staged Debian packages beside cmocka's
 hd=/opt/hdeps
@@ -21,8 +40,11 @@ fi
 
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.txt"
 git log -1 --format='commit %H %s' 2>/dev/null | tee -a "$OUT/device.txt"
-[ -f build-gpu/build.ninja ] || { rm -rf build-gpu; meson setup build-gpu -Dbuildtype=release -Dgpu_arch=90 > "$OUT/setup.log" 2>&1; } || { cat "$OUT/setup.log"; exit 1; }
-ninja -C build-gpu > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+[ -f build-gpu/build.ninja ] || { rm -rf build-gpu; meson setup build-gpu -Dbuildtype=release -Dgpu_arch=90 > "$LOGS/setup.log" 2>&1; } || { tail -40 "$LOGS/setup.log"; exit 1; }
+targets=()
+$only_suite && targets=(bench/bench_suite)
+ninja -C build-gpu "${targets[@]}" > "$LOGS/build.log" 2>&1 || { tail -40 "$LOGS/build.log"; exit 1; }
+echo "built in ${SECONDS} s"
 status=0
 if want tests; then
     OMP_NUM_THREADS=16 timeout 300 meson test -C build-gpu --print-errorlogs --num-processes 2 2>&1 | tee "$OUT/tests.log" | tail -20
@@ -46,5 +68,33 @@ if want psa; then
     # PSA windows and bits, ordered (in-kernel restore below 2^23, sort-based restore from 2^23) and unordered
     timeout 240 build-gpu/bench/bench_gpu --bits 64 --keys-log2 26 --runs 3 --group 2 --psa 1 --both-orders \
         --windows 0,8388608,33554432,134217728 --psa-bits 0,16 2>&1 | tee "$OUT/bench-psa.txt" | grep -E "^#|G=|binary" || status=1
+fi
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && commit="$commit (with uncommitted changes)"
+if want suite-quick; then
+    OMP_NUM_THREADS=16 timeout 240 build-gpu/bench/bench_suite --quick --out-dir "$OUT/suite-quick" \
+        --commit "$commit" --command "bash bench/run-gpu.sh suite-quick" > "$OUT/suite-quick.log" 2>&1
+    rc=$?
+    grep -E "^# (done|FAILED|every|SKIPPED)|MISMATCH|FATAL" "$OUT/suite-quick.log" | head -20
+    echo "bench_suite --quick: exit $rc"
+    [ $rc -eq 0 ] || status=1
+fi
+if want suite; then
+    # the budget: what is left of the call, less a margin for the end of the program; the timeout
+    # is the hard stop (every CSV row is flushed as written, so a stopped run still reports)
+    budget=$(( ${SUITE_END:-550} - SECONDS ))
+    [ $budget -lt 60 ] && budget=60
+    echo "bench_suite: budget ${budget} s"
+    OMP_NUM_THREADS=16 timeout --signal=INT --kill-after=10 $((budget + 25)) \
+        build-gpu/bench/bench_suite --budget-seconds "$budget" --out-dir "$OUT/suite" \
+        --commit "$commit" --command "bash bench/run-gpu.sh suite (bench_suite --budget-seconds $budget)" \
+        > "$OUT/suite.log" 2>&1
+    rc=$?
+    grep -E "^# |MISMATCH|FATAL|error" "$OUT/suite.log" | grep -v "^# quick" | tail -60
+    echo "bench_suite: exit $rc (0 all verified; 1 a mismatch or an error; 124/130 stopped by the timeout)"
+    [ $rc -eq 0 ] || status=1
+    if command -v python3 > /dev/null && [ -f "$OUT/suite/meta.csv" ]; then
+        python3 bench/summarize.py "$OUT/suite" | sed -n '/^### Against the targets/,/^### Ceilings/p' | head -20
+    fi
 fi
 exit $status
