@@ -52,8 +52,11 @@ typedef struct hm_gpu {
     uint32_t *d_iota;
     hm_lane lanes[HM_LANES];
     uint64_t work_bytes;       /* device bytes of the lanes */
-    void *scan_temp;
+    void *scan_temp;           /* range offsets on device arrays: CUB scan scratch and the counts */
     size_t scan_temp_bytes;
+    uint64_t *scan_counts;
+    uint64_t scan_capacity;    /* ranges the two hold */
+    cudaEvent_t fork;          /* the caller's stream, recorded for the lanes to wait on */
 } hm_gpu;
 
 /* Records a CUDA failure on the tree: out-of-memory becomes DEVICE_MEMORY, the rest DEVICE. */

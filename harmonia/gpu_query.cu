@@ -182,11 +182,11 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     harmonia_status st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false, lanes);
     if (st != HARMONIA_OK)
         return st;
-    cudaEvent_t fork;
-    HM_CUDA(tree, cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    cudaError_t e = cudaEventRecord(fork, c->stream);
+    if (!g->fork)
+        HM_CUDA(tree, cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming));
+    cudaError_t e = cudaEventRecord(g->fork, c->stream);
     for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++)
-        e = cudaStreamWaitEvent(g->lanes[i].stream, fork, 0);
+        e = cudaStreamWaitEvent(g->lanes[i].stream, g->fork, 0);
     for (uint64_t w = 0; w < windows && e == cudaSuccess; w++) {
         hm_lane *lane = &g->lanes[w % lanes];
         uint64_t start = w * window;
@@ -204,7 +204,6 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(c->stream, g->lanes[i].done, 0);
     }
-    cudaEventDestroy(fork);
     if (e == cudaSuccess && !c->async)
         e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess)
@@ -404,25 +403,32 @@ extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmo
     if (st == HARMONIA_OK && c.device_memory && !is_device_pointer(offsets))
         st = hm_fail(tree, HARMONIA_ERR_INVALID, "the ranges are in device memory but offsets is not");
     if (st == HARMONIA_OK && c.device_memory) {
-        /* counts into a scratch array with a trailing zero, then CUB's exclusive scan into offsets */
-        uint64_t *counts = NULL;
-        void *temp = NULL;
-        size_t temp_bytes = 0;
-        cudaError_t e = cudaMalloc((void **)&counts, (count + 1) * sizeof(uint64_t));
+        /* counts into a scratch array with a trailing zero, then CUB's exclusive scan into offsets;
+         * the scratch is kept with the device copy and grows as needed */
+        hm_gpu *g = tree->gpu;
+        cudaError_t e = cudaSuccess;
+        if (g->scan_capacity < count + 1) {
+            cudaFree(g->scan_counts);
+            cudaFree(g->scan_temp);
+            g->scan_counts = NULL;
+            g->scan_temp = NULL;
+            g->scan_capacity = 0;
+            e = cudaMalloc((void **)&g->scan_counts, (count + 1) * sizeof(uint64_t));
+            if (e == cudaSuccess)
+                e = psa_scan_temp_bytes(count, &g->scan_temp_bytes);
+            if (e == cudaSuccess)
+                e = cudaMalloc(&g->scan_temp, g->scan_temp_bytes);
+            if (e == cudaSuccess)
+                g->scan_capacity = count + 1;
+        }
         if (e == cudaSuccess)
-            e = psa_scan_temp_bytes(count, &temp_bytes);
+            e = cudaMemsetAsync(g->scan_counts + count, 0, sizeof(uint64_t), c.stream);
         if (e == cudaSuccess)
-            e = cudaMalloc(&temp, temp_bytes);
+            e = ntg_launch_range_count(&g->view, c.group_size, lo, hi, count, g->scan_counts, c.stream);
         if (e == cudaSuccess)
-            e = cudaMemsetAsync(counts + count, 0, sizeof(uint64_t), c.stream);
-        if (e == cudaSuccess)
-            e = ntg_launch_range_count(&tree->gpu->view, c.group_size, lo, hi, count, counts, c.stream);
-        if (e == cudaSuccess)
-            e = psa_exclusive_scan(temp, temp_bytes, counts, offsets, count, c.stream);
+            e = psa_exclusive_scan(g->scan_temp, g->scan_temp_bytes, g->scan_counts, offsets, count, c.stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(c.stream);
-        cudaFree(counts);
-        cudaFree(temp);
         if (e != cudaSuccess)
             st = hm_gpu_fail(tree, e, "range offsets on device arrays");
     } else if (st == HARMONIA_OK) {

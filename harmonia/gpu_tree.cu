@@ -80,6 +80,12 @@ static void free_lanes(hm_gpu *g)
     cudaFree(g->scan_temp);
     g->scan_temp = NULL;
     g->scan_temp_bytes = 0;
+    cudaFree(g->scan_counts);
+    g->scan_counts = NULL;
+    g->scan_capacity = 0;
+    if (g->fork)
+        cudaEventDestroy(g->fork);
+    g->fork = NULL;
     g->window = 0;
     g->work_bytes = 0;
     cudaGetLastError();

@@ -63,10 +63,12 @@ __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K
     const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
     const bool has_chunk = lane_in_group < chunks;
     uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
+    /* the mask names the group's lanes only: groups of a warp may diverge (different loop counts) */
     const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
-    const uint32_t full_mask = (__ballot_sync(0xffffffffu, has_chunk && count == per) >> group_shift) & group_bits;
+    const uint32_t group_mask = group_bits << group_shift;
+    const uint32_t full_mask = (__ballot_sync(group_mask, has_chunk && count == per) >> group_shift) & group_bits;
     const uint32_t full = __popc(full_mask);
-    const uint32_t partial = __shfl_sync(0xffffffffu, count, full < chunks ? full : 0, G);
+    const uint32_t partial = __shfl_sync(group_mask, count, full < chunks ? full : 0, G);
     return full * per + (full < chunks ? partial : 0);
 }
 
@@ -128,8 +130,14 @@ template <int G> __device__ __forceinline__ group_place place_of_thread()
 
 /* ------------------------------------------------------------------------------------------------
  * Kernels (device scope). Every warp loops over its share of queries in steps of 32 / G queries;
- * groups past the end follow along with a dummy query so that the warp-wide ballots stay full.
+ * groups past the end follow along with a dummy query (the loops stay warp-uniform, so that the
+ * warp-wide copies of long ranges can run).
  * ---------------------------------------------------------------------------------------------- */
+
+/* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
+#define NTG_RANGE_WALK_LEAVES 2
+/* Ranges longer than this are copied by the whole warp, shorter ones by their group. */
+#define NTG_WARP_COPY_MIN 64
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
@@ -214,11 +222,27 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
         uint64_t leaf;
         uint32_t slot;
         const uint64_t below_lo = rank_of<K, G>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
-        /* keys <= b: all when b is the maximum, else the rank of b + 1 (a second descent) */
-        const K after_b = b == max_key_of<K>() ? b : (K)(b + 1);
-        uint64_t up_to_b = rank_of<K, G>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot);
-        if (b == max_key_of<K>())
-            up_to_b = v.n_keys;
+        /* keys <= b: all when b is the maximum, else the rank of b + 1: walk forward from the lower
+         * bound's leaf while every key of the leaf is < b + 1 (a short range ends there), and
+         * descend again only when the walk is too long */
+        uint64_t up_to_b = v.n_keys;
+        if (b != max_key_of<K>()) {
+            const K after_b = (K)(b + 1);
+            const K *keys = static_cast<const K *>(v.keys);
+            bool found = false;
+            uint64_t j = leaf;
+            for (int step = 0; step < NTG_RANGE_WALK_LEAVES && !found; step++, j++) {
+                const uint64_t rank_j = __ldg(v.leaf_rank + j), in_leaf = __ldg(v.leaf_rank + j + 1) - rank_j;
+                const uint32_t below = group_count<K, G, true>(keys + v.leaf_key_base + j * v.leaf_size, v.leaf_size,
+                                                               after_b, p.lane_in_group, p.group_shift);
+                if (below < in_leaf || j + 1 == v.n_leaves) {
+                    up_to_b = rank_j + below;
+                    found = true;
+                }
+            }
+            if (!found)
+                up_to_b = rank_of<K, G>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot);
+        }
         if (active && p.lane_in_group == 0)
             counts_out[i] = a > b ? 0 : up_to_b - below_lo;
     }
@@ -238,6 +262,36 @@ __device__ __forceinline__ uint64_t leaf_of_rank(const ntg_view &v, uint64_t r)
     return lo;
 }
 
+/* Copies `remaining` pairs from (leaf, slot) on, leaf by leaf, to out: thread `lane` of `width`
+ * threads takes every width-th pair, so each leaf's run is read and written coalesced. */
+template <typename K>
+__device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, const K *values, uint64_t leaf,
+                                           uint32_t slot, uint64_t remaining, uint64_t out, uint32_t lane,
+                                           uint32_t width, K *keys_out, K *values_out)
+{
+    while (remaining > 0) {
+        const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
+        if (slot >= in_leaf) {
+            leaf++;
+            slot = 0;
+            continue;
+        }
+        const uint64_t take = in_leaf - slot < remaining ? in_leaf - slot : remaining;
+        const K *src_keys = keys + v.leaf_key_base + leaf * v.leaf_size + slot;
+        const K *src_values = values + leaf * v.leaf_size + slot;
+        for (uint64_t k = lane; k < take; k += width) {
+            if (keys_out)
+                keys_out[out + k] = __ldg(src_keys + k);
+            if (values_out)
+                values_out[out + k] = __ldg(src_values + k);
+        }
+        out += take;
+        remaining -= take;
+        leaf++;
+        slot = 0;
+    }
+}
+
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t *__restrict__ skip,
@@ -255,38 +309,28 @@ range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t 
         uint64_t leaf;
         uint32_t slot;
         const uint64_t start_rank = rank_of<K, G>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
-        if (!active)
-            continue; /* no warp-wide operations below */
-        uint64_t remaining = offsets[i + 1] - offsets[i];
-        uint64_t out = offsets[i] - offset_base;
-        if (remaining == 0)
-            continue;
-        const uint64_t skipped = skip ? skip[i] : 0;
-        if (skipped > 0) { /* a piece of a long range: jump to its rank */
+        uint64_t remaining = active ? offsets[i + 1] - offsets[i] : 0;
+        uint64_t out = active ? offsets[i] - offset_base : 0;
+        const uint64_t skipped = active && skip ? skip[i] : 0;
+        if (skipped > 0 && remaining > 0) { /* a piece of a long range: jump to its rank */
             leaf = leaf_of_rank(v, start_rank + skipped);
             slot = (uint32_t)(start_rank + skipped - __ldg(v.leaf_rank + leaf));
         }
-        /* the group copies leaf by leaf, its threads on consecutive slots */
-        while (remaining > 0) {
-            const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
-            if (slot >= in_leaf) {
-                leaf++;
-                slot = 0;
+        /* short ranges: the group copies, leaf by leaf, its threads on consecutive slots */
+        if (remaining <= NTG_WARP_COPY_MIN) {
+            copy_range<K>(v, keys, values, leaf, slot, remaining, out, p.lane_in_group, G, keys_out, values_out);
+            remaining = 0;
+        }
+        /* long ranges: the whole warp copies each in turn (the loop and the broadcasts are uniform) */
+        __syncwarp();
+        for (uint32_t k = 0; k < 32 / G; k++) {
+            const uint32_t leader = k * G;
+            const uint64_t r = __shfl_sync(0xffffffffu, remaining, leader);
+            if (r == 0)
                 continue;
-            }
-            const uint64_t take = in_leaf - slot < remaining ? in_leaf - slot : remaining;
-            const K *src_keys = keys + v.leaf_key_base + leaf * v.leaf_size + slot;
-            const K *src_values = values + leaf * v.leaf_size + slot;
-            for (uint64_t k = p.lane_in_group; k < take; k += G) {
-                if (keys_out)
-                    keys_out[out + k] = __ldg(src_keys + k);
-                if (values_out)
-                    values_out[out + k] = __ldg(src_values + k);
-            }
-            out += take;
-            remaining -= take;
-            leaf++;
-            slot = 0;
+            copy_range<K>(v, keys, values, __shfl_sync(0xffffffffu, leaf, leader),
+                          __shfl_sync(0xffffffffu, slot, leader), r, __shfl_sync(0xffffffffu, out, leader),
+                          threadIdx.x & 31u, 32, keys_out, values_out);
         }
     }
 }
