@@ -20,7 +20,6 @@ typedef struct upd_ops {
 
 typedef struct upd_leaf_plan {
     uint64_t count;       /* keys after the merge */
-    uint64_t work;        /* keys + operations merged (the scratch it needs) */
     uint64_t inserted, updated, deleted, missing;
     uint64_t first_error; /* smallest failing operation, UINT64_MAX if none */
     harmonia_status error;
@@ -74,7 +73,10 @@ typedef struct upd_work {
     uint64_t *touched_leaf, *touched_run_start; /* T, T + 1 */
     upd_leaf_plan *plans;                       /* T */
     uint64_t *node_start;                       /* T + 1: new-leaf offset of each touched leaf's nodes */
-    void *scratch;                              /* per thread: keys then values */
+    void *scratch;                              /* per thread: L keys then L values */
+    void *aux_keys, *aux_values;                /* the auxiliary nodes' pool: the merged pairs of
+                                                   leaves that overflow, at aux_start offsets */
+    uint64_t *aux_start;                        /* T: offset in the pool, or UINT64_MAX */
 } upd_work;
 
 static void free_work(upd_work *w)
@@ -90,6 +92,9 @@ static void free_work(upd_work *w)
     free(w->plans);
     free(w->node_start);
     free(w->scratch);
+    free(w->aux_keys);
+    free(w->aux_values);
+    free(w->aux_start);
 }
 
 #define FAIL_NO_MEMORY(what)                                                                      \
@@ -190,11 +195,14 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     for (uint64_t j = 0; j < T; j++)
         merge_leaf(t, w.touched_leaf[j], &w.ops, w.touched_run_start[j], w.touched_run_start[j + 1], p, NULL, NULL,
                    &w.plans[j]);
-    uint64_t first_error = UINT64_MAX, max_work = 0, new_keys = t->n_keys;
+    uint64_t first_error = UINT64_MAX, aux_pairs = 0, new_keys = t->n_keys;
     harmonia_status error = HARMONIA_OK;
     const uint64_t per_split_node = (uint64_t)(L * p->split_fill) < 1 ? 1 : (uint64_t)(L * p->split_fill);
     bool shape_changed = false;
     w.node_start[0] = 0;
+    w.aux_start = kr_malloc((T ? T : 1) * sizeof(uint64_t));
+    if (!w.aux_start)
+        FAIL_NO_MEMORY("planning auxiliary nodes");
     for (uint64_t j = 0; j < T; j++) {
         const upd_leaf_plan *pl = &w.plans[j];
         if (pl->first_error < first_error) {
@@ -205,11 +213,15 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
         stats->updated += pl->updated;
         stats->deleted += pl->deleted;
         stats->missing += pl->missing;
-        if (pl->work > max_work)
-            max_work = pl->work;
         uint64_t old = t->leaf_rank[w.touched_leaf[j] + 1] - t->leaf_rank[w.touched_leaf[j]];
         new_keys = new_keys - old + pl->count;
         uint64_t nodes = nodes_for(pl->count, L, per_split_node);
+        if (nodes == 0 && t->n_leaves == 1)
+            nodes = 1; /* the only leaf stays, empty: the empty tree keeps its shape */
+        /* a leaf that overflows merges into the auxiliary pool, the others into L-pair scratch */
+        w.aux_start[j] = pl->count > L ? aux_pairs : UINT64_MAX;
+        if (pl->count > L)
+            aux_pairs += pl->count;
         if (nodes != 1)
             shape_changed = true;
         if (nodes == 0)
@@ -235,11 +247,16 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
 
     double apply_seconds = now_seconds() - t1; /* target leaves and plan so far */
 
-    /* scratch for the merges: one per thread, as large as the largest merge */
+    /* merge buffers: per thread L pairs for leaves that fit, and the auxiliary pool for the merged
+     * pairs of leaves that overflow (each its own range: no thread shares one) */
     const int threads = omp_get_max_threads();
-    const size_t scratch_pairs = max_work ? max_work : 1;
+    const size_t scratch_pairs = L;
     w.scratch = kr_malloc((size_t)threads * scratch_pairs * 2 * kb);
-    if (!w.scratch)
+    if (aux_pairs) {
+        w.aux_keys = kr_malloc(aux_pairs * kb);
+        w.aux_values = kr_malloc(aux_pairs * kb);
+    }
+    if (!w.scratch || (aux_pairs && (!w.aux_keys || !w.aux_values)))
         FAIL_NO_MEMORY("allocating merge buffers");
     double t2 = now_seconds();
 
@@ -328,8 +345,13 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
                     continue;
                 /* new place: old leaves before it, less the touched ones, plus their nodes */
                 uint64_t first_new = leaf - j + w.node_start[j];
-                merge_leaf(t, leaf, &w.ops, w.touched_run_start[j], w.touched_run_start[j + 1], p, sk, sv, &plan);
-                spread(nt, first_new, nodes, sk, sv, plan.count, counts + first_new);
+                void *mk = sk, *mv = sv;
+                if (w.aux_start[j] != UINT64_MAX) {
+                    mk = (char *)w.aux_keys + w.aux_start[j] * kb;
+                    mv = (char *)w.aux_values + w.aux_start[j] * kb;
+                }
+                merge_leaf(t, leaf, &w.ops, w.touched_run_start[j], w.touched_run_start[j + 1], p, mk, mv, &plan);
+                spread(nt, first_new, nodes, mk, mv, plan.count, counts + first_new);
             }
         }
         double t4 = now_seconds();

@@ -95,7 +95,6 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
         r++;
     }
     plan->count = out;
-    plan->work = n_old + (ops->run_start[r_end] - ops->run_start[r_begin]);
 }
 
 /* Writes `count` merged pairs over `nodes` consecutive leaves starting at leaf slot `first_leaf` of

@@ -21,7 +21,9 @@
  *   (s_{-1} = -inf, s_{c-1} = +inf). A search for q goes to child j = the number of separators
  *   <= q; counting over all F slots and clamping to c-1 gives the same child, because padding only
  *   counts when q is the maximum key, and then every separator counts too.
- *   A bulk build and the updater set s_{j-1} = the smallest key of child j's subtree.
+ *   A bulk build and the updater's re-layout set s_{j-1} = the smallest key of child j's subtree;
+ *   an in-place update batch may then leave s_{j-1} below it (a leaf's first key deleted) — the
+ *   invariant, and what the search needs, is only s_{j-1} <= every key of child j.
  * LEAF i (leaf index li = i - n_internal): n = leaf_rank[li+1] - leaf_rank[li] keys, strictly
  *   increasing, in slots 0 .. n-1; slots n .. L-1 hold the maximum key. 1 <= n <= L, except in the
  *   empty tree (one leaf, n = 0). Keys strictly increase across the whole leaf level.
