@@ -530,6 +530,56 @@ static void test_gpu_after_updates(void **state)
     run_random_batches(1, 12, 12, 5);
 }
 
+/* The empty tree keeps its one empty leaf: deletes and insert-then-delete do not change its shape;
+ * a long run of appends to the last leaf splits it into many auxiliary nodes. */
+static void test_empty_tree_and_appends(void **state)
+{
+    (void)state;
+    harmonia_tree *t = NULL;
+    harmonia_build_config bc;
+    harmonia_build_config_init(&bc);
+    bc.fanout = 8;
+    bc.leaf_size = 8;
+    assert_int_equal(harmonia_build(&bc, NULL, NULL, 0, &t), HARMONIA_OK);
+    uint8_t kinds[2] = {HARMONIA_OP_INSERT, HARMONIA_OP_DELETE};
+    uint64_t keys[2] = {5, 5}, values[2] = {1, 0};
+    harmonia_update_stats s;
+    assert_int_equal(harmonia_update(t, NULL, kinds + 1, keys, NULL, 1, &s), HARMONIA_OK);
+    assert_false(s.shape_changed);
+    assert_int_equal(s.leaves_removed, 0);
+    assert_int_equal(s.missing, 1);
+    assert_int_equal(harmonia_update(t, NULL, kinds, keys, values, 2, &s), HARMONIA_OK);
+    assert_false(s.shape_changed);
+    assert_int_equal(harmonia_check(t), HARMONIA_OK);
+    /* appends: every key above the last, all into the last leaf */
+    const uint64_t n = 100000;
+    uint8_t *k = malloc(n);
+    uint64_t *key = malloc(n * 8), *value = malloc(n * 8);
+    for (uint64_t i = 0; i < n; i++) {
+        k[i] = HARMONIA_OP_INSERT;
+        key[i] = UINT64_MAX - n + i; /* up to the maximum key - 1 */
+        value[i] = i;
+    }
+    assert_int_equal(harmonia_update(t, NULL, k, key, value, n, &s), HARMONIA_OK);
+    assert_int_equal(s.leaves_touched, 1);
+    assert_true(s.auxiliary_nodes >= n / 8);
+    assert_int_equal(harmonia_check(t), HARMONIA_OK);
+    harmonia_query_config q = query_config(0);
+    uint64_t *got = malloc(n * 8);
+    uint8_t *found = malloc(n);
+    assert_int_equal(harmonia_lookup(t, &q, key, n, got, found), HARMONIA_OK);
+    for (uint64_t i = 0; i < n; i++) {
+        assert_int_equal(found[i], 1);
+        assert_int_equal(got[i], i);
+    }
+    free(k);
+    free(key);
+    free(value);
+    free(got);
+    free(found);
+    harmonia_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -538,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_strict_policies),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_update_of_loaded_tree),
+        cmocka_unit_test(test_empty_tree_and_appends),
         cmocka_unit_test(test_gpu_after_updates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
