@@ -1,163 +1,9 @@
 /* test_cli.c — runs the real `harmonia` binary (its path is argv[1]) in a fresh temporary folder
  * per test and checks its files, output and exit codes against a sorted-array model built here
  * from the generated data. It does not link the library: it sees only what a user sees. */
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/cli_fixture.h"
 
-#include <cmocka.h>
-
-extern char **environ;
-
-static const char *harmonia_path;
-
-/* ---- running the tool ---------------------------------------------------------------------- */
-
-typedef struct fixture {
-    char dir[256];
-    char path[8][512]; /* scratch for file names (rotating) */
-    int next_path;
-    int exit_code;
-    char *out, *err;   /* what the last run printed */
-} fixture;
-
-static const char *in_dir(fixture *f, const char *name)
-{
-    char *p = f->path[f->next_path++ % 8];
-    size_t dir_len = strlen(f->dir), name_len = strlen(name);
-    assert_true(dir_len + 1 + name_len < sizeof f->path[0]);
-    memcpy(p, f->dir, dir_len);
-    p[dir_len] = '/';
-    memcpy(p + dir_len + 1, name, name_len + 1);
-    return p;
-}
-
-static char *read_all(const char *path, size_t *size_out)
-{
-    FILE *file = fopen(path, "rb");
-    if (file == NULL)
-        return NULL;
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *data = malloc((size_t)size + 1);
-    assert_non_null(data);
-    size_t got = fread(data, 1, (size_t)size, file);
-    fclose(file);
-    data[got] = '\0';
-    if (size_out != NULL)
-        *size_out = got;
-    return data;
-}
-
-static void write_all(const char *path, const char *text)
-{
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    fputs(text, file);
-    fclose(file);
-}
-
-/* Runs harmonia with the NULL-terminated arguments; returns its exit code and keeps its output. */
-static int run(fixture *f, ...)
-{
-    const char *args[64];
-    int n = 0;
-    args[n++] = harmonia_path;
-    va_list ap;
-    va_start(ap, f);
-    const char *a;
-    while ((a = va_arg(ap, const char *)) != NULL) {
-        assert_true(n < 63);
-        args[n++] = a;
-    }
-    va_end(ap);
-    args[n] = NULL;
-
-    char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", f->dir);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", f->dir);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, harmonia_path, &actions, NULL, (char *const *)args, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    assert_int_equal(rc, 0);
-    int wstatus;
-    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-    free(f->out);
-    free(f->err);
-    f->out = read_all(out_path, NULL);
-    f->err = read_all(err_path, NULL);
-    assert_non_null(f->out);
-    assert_non_null(f->err);
-    if (!WIFEXITED(wstatus)) {
-        fprintf(stderr, "harmonia %s died (signal %d)\nstderr: %s\n", args[1],
-                WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0, f->err);
-        fail();
-    }
-    f->exit_code = WEXITSTATUS(wstatus);
-    return f->exit_code;
-}
-
-/* Asserts that the last run succeeded, showing its stderr otherwise. */
-static void expect_ok(fixture *f)
-{
-    if (f->exit_code != 0)
-        fprintf(stderr, "unexpected exit %d; stderr:\n%s\n", f->exit_code, f->err);
-    assert_int_equal(f->exit_code, 0);
-}
-
-static void expect_error(fixture *f, int code, const char *in_stderr)
-{
-    if (f->exit_code != code || (in_stderr != NULL && strstr(f->err, in_stderr) == NULL))
-        fprintf(stderr, "expected exit %d with '%s' in stderr; got %d:\n%s\n", code,
-                in_stderr != NULL ? in_stderr : "", f->exit_code, f->err);
-    assert_int_equal(f->exit_code, code);
-    if (in_stderr != NULL)
-        assert_non_null(strstr(f->err, in_stderr));
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return -1;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/harmonia-cli-XXXXXX", tmp != NULL ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", f->dir);
-    if (system(command) != 0)
-        fprintf(stderr, "could not remove %s\n", f->dir);
-    free(f->out);
-    free(f->err);
-    free(f);
-    return 0;
-}
+static int setup(void **state) { return fixture_setup(state, "harmonia-cli"); }
 
 /* ---- the model ----------------------------------------------------------------------------- */
 
@@ -500,42 +346,6 @@ static void test_ranges(void **state)
     free(m.pairs);
 }
 
-/* A JSON document: an object, brackets balanced outside strings, nothing after it. */
-static void assert_json_object(const char *text)
-{
-    const char *p = text;
-    while (*p == ' ' || *p == '\n')
-        p++;
-    assert_int_equal(*p, '{');
-    int depth = 0;
-    bool in_string = false;
-    for (; *p != '\0'; p++) {
-        if (in_string) {
-            if (*p == '\\')
-                p++;
-            else if (*p == '"')
-                in_string = false;
-            continue;
-        }
-        if (*p == '"')
-            in_string = true;
-        else if (*p == '{' || *p == '[')
-            depth++;
-        else if (*p == '}' || *p == ']') {
-            depth--;
-            assert_true(depth >= 0);
-            if (depth == 0)
-                break;
-        }
-    }
-    assert_int_equal(depth, 0);
-    assert_false(in_string);
-    for (p++; *p != '\0'; p++)
-        assert_true(*p == '\n' || *p == ' ');
-    assert_null(strstr(text, ",]"));
-    assert_null(strstr(text, ",}"));
-}
-
 static void test_json(void **state)
 {
     fixture *f = *state;
@@ -865,11 +675,8 @@ static void test_bench_small(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH-TO-harmonia\n", argv[0]);
+    if (!fixture_take_tool(argc, argv))
         return 1;
-    }
-    harmonia_path = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_end_to_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_32bit_distributions, setup, teardown),

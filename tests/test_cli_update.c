@@ -2,196 +2,9 @@
  * and `update`, and checks every updated index against a sorted-array model to which the test
  * applies the same operations file itself; also the errors (file:line, index left byte for byte
  * as it was). Like test_cli.c it does not link the library: it sees only what a user sees. */
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <spawn.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/cli_fixture.h"
 
-#include <cmocka.h>
-
-extern char **environ;
-
-static const char *harmonia_path;
-
-/* ---- running the tool (as in test_cli.c) ---------------------------------------------------- */
-
-typedef struct fixture {
-    char dir[256];
-    char names[64][64]; /* the file names asked of in_dir, and their paths (stable) */
-    char paths[64][512];
-    int n_paths;
-    int exit_code;
-    char *out, *err; /* what the last run printed */
-} fixture;
-
-/* The path of name in the test's folder; the same name gives the same (stable) string. */
-static const char *in_dir(fixture *f, const char *name)
-{
-    for (int i = 0; i < f->n_paths; i++) {
-        if (strcmp(f->names[i], name) == 0)
-            return f->paths[i];
-    }
-    assert_true(f->n_paths < 64 && strlen(name) < sizeof f->names[0]);
-    int i = f->n_paths++;
-    snprintf(f->names[i], sizeof f->names[i], "%s", name);
-    assert_true((size_t)snprintf(f->paths[i], sizeof f->paths[i], "%s/%s", f->dir, name) <
-                sizeof f->paths[i]);
-    return f->paths[i];
-}
-
-static char *read_all(const char *path, size_t *size_out)
-{
-    FILE *file = fopen(path, "rb");
-    if (file == NULL)
-        return NULL;
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *data = malloc((size_t)size + 1);
-    assert_non_null(data);
-    size_t got = fread(data, 1, (size_t)size, file);
-    fclose(file);
-    data[got] = '\0';
-    if (size_out != NULL)
-        *size_out = got;
-    return data;
-}
-
-static void write_all(const char *path, const char *text)
-{
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    fputs(text, file);
-    fclose(file);
-}
-
-static void write_bytes(const char *path, const void *data, size_t size)
-{
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    assert_int_equal(fwrite(data, 1, size, file), size);
-    fclose(file);
-}
-
-static bool file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* Runs harmonia with the NULL-terminated arguments; returns its exit code and keeps its output. */
-static int run(fixture *f, ...)
-{
-    const char *args[64];
-    int n = 0;
-    args[n++] = harmonia_path;
-    va_list ap;
-    va_start(ap, f);
-    const char *a;
-    while ((a = va_arg(ap, const char *)) != NULL) {
-        assert_true(n < 63);
-        args[n++] = a;
-    }
-    va_end(ap);
-    args[n] = NULL;
-
-    char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", f->dir);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", f->dir);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, harmonia_path, &actions, NULL, (char *const *)args, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    assert_int_equal(rc, 0);
-    int wstatus;
-    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-    free(f->out);
-    free(f->err);
-    f->out = read_all(out_path, NULL);
-    f->err = read_all(err_path, NULL);
-    assert_non_null(f->out);
-    assert_non_null(f->err);
-    if (!WIFEXITED(wstatus)) {
-        fprintf(stderr, "harmonia %s died (signal %d)\nstderr: %s\n", args[1],
-                WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0, f->err);
-        fail();
-    }
-    f->exit_code = WEXITSTATUS(wstatus);
-    return f->exit_code;
-}
-
-static void expect_ok(fixture *f)
-{
-    if (f->exit_code != 0)
-        fprintf(stderr, "unexpected exit %d; stderr:\n%s\n", f->exit_code, f->err);
-    assert_int_equal(f->exit_code, 0);
-}
-
-static void expect_error(fixture *f, int code, const char *in_stderr)
-{
-    if (f->exit_code != code || (in_stderr != NULL && strstr(f->err, in_stderr) == NULL))
-        fprintf(stderr, "expected exit %d with '%s' in stderr; got %d:\n%s\n", code,
-                in_stderr != NULL ? in_stderr : "", f->exit_code, f->err);
-    assert_int_equal(f->exit_code, code);
-    if (in_stderr != NULL)
-        assert_non_null(strstr(f->err, in_stderr));
-}
-
-/* Asserts that the last run's stderr holds text (after expect_error for the first part). */
-static void expect_stderr(fixture *f, const char *text)
-{
-    if (strstr(f->err, text) == NULL)
-        fprintf(stderr, "expected '%s' in stderr:\n%s\n", text, f->err);
-    assert_non_null(strstr(f->err, text));
-}
-
-static void expect_stdout(fixture *f, const char *text)
-{
-    if (strstr(f->out, text) == NULL)
-        fprintf(stderr, "expected '%s' in stdout:\n%s\n", text, f->out);
-    assert_non_null(strstr(f->out, text));
-}
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return -1;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/harmonia-cli-update-XXXXXX", tmp != NULL ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", f->dir);
-    if (system(command) != 0)
-        fprintf(stderr, "could not remove %s\n", f->dir);
-    free(f->out);
-    free(f->err);
-    free(f);
-    return 0;
-}
+static int setup(void **state) { return fixture_setup(state, "harmonia-cli-update"); }
 
 /* A file's bytes, to compare before and after a command that must not change it. */
 typedef struct snapshot {
@@ -519,42 +332,6 @@ static void write_model(const char *path, const model *m, int bits)
     }
     write_bytes(path, data, m->n * 2 * width);
     free(data);
-}
-
-/* A JSON document: an object, brackets balanced outside strings, nothing after it. */
-static void assert_json_object(const char *text)
-{
-    const char *p = text;
-    while (*p == ' ' || *p == '\n')
-        p++;
-    assert_int_equal(*p, '{');
-    int depth = 0;
-    bool in_string = false;
-    for (; *p != '\0'; p++) {
-        if (in_string) {
-            if (*p == '\\')
-                p++;
-            else if (*p == '"')
-                in_string = false;
-            continue;
-        }
-        if (*p == '"')
-            in_string = true;
-        else if (*p == '{' || *p == '[')
-            depth++;
-        else if (*p == '}' || *p == ']') {
-            depth--;
-            assert_true(depth >= 0);
-            if (depth == 0)
-                break;
-        }
-    }
-    assert_int_equal(depth, 0);
-    assert_false(in_string);
-    for (p++; *p != '\0'; p++)
-        assert_true(*p == '\n' || *p == ' ');
-    assert_null(strstr(text, ",]"));
-    assert_null(strstr(text, ",}"));
 }
 
 /* The number after "\"name\":" in a JSON text. */
@@ -937,11 +714,8 @@ static void test_help_and_usage(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s PATH-TO-harmonia\n", argv[0]);
+    if (!fixture_take_tool(argc, argv))
         return 1;
-    }
-    harmonia_path = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_each_mix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_in_place, setup, teardown),

@@ -1,0 +1,276 @@
+/* cli_fixture.h — the shared fixture of the CLI tests (test_cli, test_cli_update,
+ * test_profile_cli): the path of the real `harmonia` binary, a fresh temporary folder per test
+ * with a stable store of the paths named in it, running the tool there (posix_spawn, its stdout
+ * and stderr captured), the expectations on a run's exit code and output, whole-file reads and
+ * writes, and the JSON-object check. Header-only so that each test stays a small standalone
+ * program; what a test checks its results against (its model) stays in its own file. */
+#ifndef HARMONIA_CLI_FIXTURE_H
+#define HARMONIA_CLI_FIXTURE_H
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+extern char **environ;
+
+static const char *harmonia_path; /* argv[1] of the test program */
+
+/* Takes the tool's path from argv[1]; false, after the usage line, when there is none. */
+static inline bool fixture_take_tool(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH-TO-harmonia\n", argv[0]);
+        return false;
+    }
+    harmonia_path = argv[1];
+    return true;
+}
+
+enum { FIXTURE_MAX_PATHS = 64, FIXTURE_MAX_NAME = 64, FIXTURE_MAX_PATH = 512 };
+
+typedef struct fixture {
+    char dir[256];
+    char names[FIXTURE_MAX_PATHS][FIXTURE_MAX_NAME]; /* the names asked of in_dir, */
+    char paths[FIXTURE_MAX_PATHS][FIXTURE_MAX_PATH]; /* and their paths (stable, never reused) */
+    int n_paths;
+    int exit_code;
+    char *out, *err; /* what the last run printed */
+} fixture;
+
+/* The path of name in the test's folder; the same name gives the same string, valid for the
+ * whole test. Fails the test (never overwrites) when the store is full or the path too long. */
+static inline const char *in_dir(fixture *f, const char *name)
+{
+    for (int i = 0; i < f->n_paths; i++) {
+        if (strcmp(f->names[i], name) == 0)
+            return f->paths[i];
+    }
+    size_t dir_len = strlen(f->dir), name_len = strlen(name);
+    assert_true(f->n_paths < FIXTURE_MAX_PATHS);
+    assert_true(name_len < FIXTURE_MAX_NAME);
+    assert_true(dir_len + 1 + name_len < FIXTURE_MAX_PATH);
+    int i = f->n_paths++;
+    memcpy(f->names[i], name, name_len + 1);
+    char *p = f->paths[i];
+    memcpy(p, f->dir, dir_len);
+    p[dir_len] = '/';
+    memcpy(p + dir_len + 1, name, name_len + 1);
+    return p;
+}
+
+/* The whole file, NUL-terminated (size_out, when given, without the NUL); NULL (size 0) if it
+ * cannot be opened. */
+static inline char *read_all(const char *path, size_t *size_out)
+{
+    if (size_out != NULL)
+        *size_out = 0;
+    FILE *file = fopen(path, "rb");
+    if (file == NULL)
+        return NULL;
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    char *data = malloc((size_t)size + 1);
+    assert_non_null(data);
+    size_t got = fread(data, 1, (size_t)size, file);
+    fclose(file);
+    data[got] = '\0';
+    if (size_out != NULL)
+        *size_out = got;
+    return data;
+}
+
+static inline void write_all(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    fputs(text, file);
+    fclose(file);
+}
+
+static inline void write_bytes(const char *path, const void *data, size_t size)
+{
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    assert_int_equal(fwrite(data, 1, size, file), size);
+    fclose(file);
+}
+
+static inline bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Runs harmonia in the fixture with argv (NULL-terminated, without the program); returns its
+ * exit code and keeps its output in f->out and f->err. A crash fails the test. */
+static inline int run_argv(fixture *f, const char *const *argv)
+{
+    const char *args[64];
+    int n = 0;
+    args[n++] = harmonia_path;
+    for (; *argv != NULL; argv++) {
+        assert_true(n < 63);
+        args[n++] = *argv;
+    }
+    args[n] = NULL;
+
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/.stdout", f->dir);
+    snprintf(err_path, sizeof err_path, "%s/.stderr", f->dir);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, harmonia_path, &actions, NULL, (char *const *)args, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    assert_int_equal(rc, 0);
+    int wstatus;
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    free(f->out);
+    free(f->err);
+    f->out = read_all(out_path, NULL);
+    f->err = read_all(err_path, NULL);
+    assert_non_null(f->out);
+    assert_non_null(f->err);
+    if (!WIFEXITED(wstatus)) {
+        fprintf(stderr, "harmonia %s died (signal %d)\nstderr: %s\n", args[1],
+                WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0, f->err);
+        fail();
+    }
+    f->exit_code = WEXITSTATUS(wstatus);
+    return f->exit_code;
+}
+
+/* run_argv with the NULL-terminated arguments. */
+static inline int run(fixture *f, ...)
+{
+    const char *argv[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, f);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) != NULL) {
+        assert_true(n < 63);
+        argv[n++] = a;
+    }
+    va_end(ap);
+    argv[n] = NULL;
+    return run_argv(f, argv);
+}
+
+/* Asserts that the last run succeeded, showing its stderr otherwise. */
+static inline void expect_ok(fixture *f)
+{
+    if (f->exit_code != 0)
+        fprintf(stderr, "unexpected exit %d; stderr:\n%s\n", f->exit_code, f->err);
+    assert_int_equal(f->exit_code, 0);
+}
+
+/* Asserts the last run's exit code and, unless in_stderr is NULL, that its stderr holds it. */
+static inline void expect_error(fixture *f, int code, const char *in_stderr)
+{
+    if (f->exit_code != code || (in_stderr != NULL && strstr(f->err, in_stderr) == NULL))
+        fprintf(stderr, "expected exit %d with '%s' in stderr; got %d:\n%s\n", code,
+                in_stderr != NULL ? in_stderr : "", f->exit_code, f->err);
+    assert_int_equal(f->exit_code, code);
+    if (in_stderr != NULL)
+        assert_non_null(strstr(f->err, in_stderr));
+}
+
+/* Asserts that the last run's stderr holds text (after expect_error for the first part). */
+static inline void expect_stderr(fixture *f, const char *text)
+{
+    if (strstr(f->err, text) == NULL)
+        fprintf(stderr, "expected '%s' in stderr:\n%s\n", text, f->err);
+    assert_non_null(strstr(f->err, text));
+}
+
+static inline void expect_stdout(fixture *f, const char *text)
+{
+    if (strstr(f->out, text) == NULL)
+        fprintf(stderr, "expected '%s' in stdout:\n%s\n", text, f->out);
+    assert_non_null(strstr(f->out, text));
+}
+
+/* A JSON document: an object, brackets balanced outside strings, nothing after it. */
+static inline void assert_json_object(const char *text)
+{
+    const char *p = text;
+    while (*p == ' ' || *p == '\n')
+        p++;
+    assert_int_equal(*p, '{');
+    int depth = 0;
+    bool in_string = false;
+    for (; *p != '\0'; p++) {
+        if (in_string) {
+            if (*p == '\\')
+                p++;
+            else if (*p == '"')
+                in_string = false;
+            continue;
+        }
+        if (*p == '"')
+            in_string = true;
+        else if (*p == '{' || *p == '[')
+            depth++;
+        else if (*p == '}' || *p == ']') {
+            depth--;
+            assert_true(depth >= 0);
+            if (depth == 0)
+                break;
+        }
+    }
+    assert_int_equal(depth, 0);
+    assert_false(in_string);
+    for (p++; *p != '\0'; p++)
+        assert_true(*p == '\n' || *p == ' ');
+    assert_null(strstr(text, ",]"));
+    assert_null(strstr(text, ",}"));
+}
+
+/* A fresh folder $TMPDIR/<prefix>-XXXXXX (or under /tmp) for one test; the fixture is *state.
+ * Each test program wraps it as its cmocka setup with its own prefix. */
+static inline int fixture_setup(void **state, const char *prefix)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return -1;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/%s-XXXXXX", tmp != NULL ? tmp : "/tmp", prefix);
+    if (mkdtemp(f->dir) == NULL) {
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+/* Removes the test's folder with all in it and frees the fixture. */
+static inline int teardown(void **state)
+{
+    fixture *f = *state;
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", f->dir);
+    if (system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", f->dir);
+    free(f->out);
+    free(f->err);
+    free(f);
+    return 0;
+}
+
+#endif
