@@ -206,8 +206,13 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     }
     if (e == cudaSuccess && !c->async)
         e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        /* nothing may go on writing the caller's arrays after the error is returned */
+        for (uint32_t i = 0; i < lanes; i++)
+            cudaStreamSynchronize(g->lanes[i].stream);
+        cudaStreamSynchronize(c->stream);
         return hm_gpu_fail(tree, e, "the device-array query pipeline");
+    }
     return HARMONIA_OK;
 }
 
@@ -307,9 +312,37 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
     return st;
 }
 
+/* The checks of a config that need no device copy: done before hm_gpu_enter, so that a bad config
+ * costs no upload. */
+static harmonia_status check_config(harmonia_tree *tree, const harmonia_query_config *config)
+{
+    uint32_t g;
+    harmonia_status st = choose_group_size(tree, config, &g);
+    if (st != HARMONIA_OK)
+        return st;
+    if (config && (unsigned)config->memory > HARMONIA_MEMORY_DEVICE)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown memory kind %d", (int)config->memory);
+    if (config && config->pipeline_depth > HM_LANES)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "pipeline depth %" PRIu32 ": use 1 to %d",
+                       config->pipeline_depth, HM_LANES);
+    return HARMONIA_OK;
+}
+
+/* Every result array must live where the queries do. */
+static harmonia_status check_array(harmonia_tree *tree, const hm_call *c, const void *array, const char *name)
+{
+    if (array && c->count > 0 && is_device_pointer(array) != c->device_memory)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "the ranges are in %s memory but %s is not",
+                       c->device_memory ? "device" : "host", name);
+    return HARMONIA_OK;
+}
+
 static harmonia_status run_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
 {
-    harmonia_status st = hm_gpu_enter(tree);
+    harmonia_status st = check_config(tree, config);
+    if (st != HARMONIA_OK)
+        return st;
+    st = hm_gpu_enter(tree);
     if (st != HARMONIA_OK)
         return st;
     st = setup_call(tree, config, c);
@@ -386,7 +419,10 @@ extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmo
                                                 const void *lo, const void *hi, uint64_t count,
                                                 uint64_t *offsets)
 {
-    harmonia_status st = hm_gpu_enter(tree);
+    harmonia_status st = check_config(tree, config);
+    if (st != HARMONIA_OK)
+        return st;
+    st = hm_gpu_enter(tree);
     if (st != HARMONIA_OK)
         return st;
     const size_t kb = tree->kr.key_bits / 8;
@@ -400,8 +436,8 @@ extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmo
     c.out_elem[0] = sizeof(uint64_t);
     c.count = count;
     st = setup_call(tree, config, &c);
-    if (st == HARMONIA_OK && c.device_memory && !is_device_pointer(offsets))
-        st = hm_fail(tree, HARMONIA_ERR_INVALID, "the ranges are in device memory but offsets is not");
+    if (st == HARMONIA_OK)
+        st = check_array(tree, &c, offsets, "offsets");
     if (st == HARMONIA_OK && c.device_memory) {
         /* counts into a scratch array with a trailing zero, then CUB's exclusive scan into offsets;
          * the scratch is kept with the device copy and grows as needed */
@@ -453,16 +489,26 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
 {
     hm_gpu *g = tree->gpu;
     const size_t kb = tree->kr.key_bits / 8;
-    harmonia_status st = hm_gpu_prepare_lanes(tree, c->window, true, 1);
-    if (st != HARMONIA_OK)
-        return st;
     for (uint64_t i = 0; i < c->count; i++)
         if (offsets[i + 1] < offsets[i])
             return hm_fail(tree, HARMONIA_ERR_INVALID,
                            "harmonia_range_collect: offsets decrease at %" PRIu64 " (not from phase 1?)", i);
+    /* the lanes hold a chunk: up to `window` pairs (d_out[0], d_out[1]) and window - 1 pieces
+     * (d_in[0], d_in[1], d_out[2]); sized by the pairs and the ranges, whichever is larger */
+    const uint64_t total = offsets[c->count] - offsets[0];
+    uint64_t window = total > c->count + 1 ? total : c->count + 1;
+    if (window < 1024)
+        window = 1024;
+    if (window > (1u << 24))
+        window = 1u << 24;
+    harmonia_status st = hm_gpu_prepare_lanes(tree, (uint32_t)window, true, 1);
+    if (st != HARMONIA_OK)
+        return st;
     hm_lane *lane = &g->lanes[0];
-    const uint64_t budget = c->window; /* pairs per chunk: d_out[0] and d_out[1] hold window * 8 bytes */
-    const uint64_t max_pieces = c->window - 1;
+    const uint64_t budget = window;
+    const uint64_t max_pieces = window - 1;
+    /* long ranges are cut into pieces of at most this many pairs, each copied by its own warp */
+    const uint64_t max_piece_pairs = 4096;
     char *h_lo = (char *)lane->h_in[0];
     uint64_t *h_skip = (uint64_t *)lane->h_in[1];
     uint64_t *h_offsets = (uint64_t *)lane->h_out[2];
@@ -479,6 +525,8 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
                 continue;
             }
             uint64_t take = left < budget - pairs ? left : budget - pairs;
+            if (take > max_piece_pairs)
+                take = max_piece_pairs;
             memcpy(h_lo + pieces * kb, (const char *)lo + range * kb, kb);
             h_skip[pieces] = skipped;
             pairs += take;
@@ -522,7 +570,10 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
                                                 const void *lo, uint64_t count, const uint64_t *offsets,
                                                 void *keys_out, void *values_out)
 {
-    harmonia_status st = hm_gpu_enter(tree);
+    harmonia_status st = check_config(tree, config);
+    if (st != HARMONIA_OK)
+        return st;
+    st = hm_gpu_enter(tree);
     if (st != HARMONIA_OK)
         return st;
     const size_t kb = tree->kr.key_bits / 8;
@@ -536,6 +587,12 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
     c.out_elem[0] = kb;
     c.count = count;
     st = setup_call(tree, config, &c);
+    if (st == HARMONIA_OK)
+        st = check_array(tree, &c, offsets, "offsets");
+    if (st == HARMONIA_OK)
+        st = check_array(tree, &c, keys_out, "keys_out");
+    if (st == HARMONIA_OK)
+        st = check_array(tree, &c, values_out, "values_out");
     if (st == HARMONIA_OK && count > 0) {
         if (c.device_memory) {
             cudaError_t e = ntg_launch_range_collect(&tree->gpu->view, c.group_size, lo, NULL, count, offsets, 0,

@@ -236,7 +236,10 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirt
         pthread_mutex_unlock(&gpu_lock);
         return HARMONIA_OK;
     }
-    if (!dirty_leaves) {
+    /* incremental only when the copy is exactly one version behind and has the same shape (a batch
+     * applied with skip_upload in between, or a changed shape, needs everything again) */
+    const bool same_shape = g->view.n_leaves == tree->kr.n_leaves && g->view.n_internal == tree->kr.n_internal;
+    if (!dirty_leaves || g->version + 1 != tree->version || !same_shape) {
         st = upload_locked(tree);
         if (st == HARMONIA_OK)
             *bytes_out = tree->gpu->tree_bytes;
@@ -249,11 +252,22 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirt
     const uint64_t leaf_base = kr_leaf_key_offset(t, 0);
     cudaError_t e = cudaDeviceSynchronize(); /* no query in flight reads what is overwritten */
     uint64_t bytes = 0;
+    /* runs of dirty leaves, bridging gaps of up to SYNC_GAP clean leaves (they are copied unchanged);
+     * with too many runs, one span from the first to the last dirty leaf */
+    const uint64_t SYNC_GAP = 64, SYNC_MAX_RUNS = 1024;
+    uint64_t runs = 0;
+    for (uint64_t i = 0; i < n_dirty; i++)
+        runs += i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + SYNC_GAP;
     for (uint64_t i = 0; i < n_dirty && e == cudaSuccess;) {
         uint64_t first = dirty_leaves[i], last = first;
-        while (i + 1 < n_dirty && dirty_leaves[i + 1] == last + 1) /* runs of consecutive leaves */
-            last = dirty_leaves[++i];
-        i++;
+        if (runs > SYNC_MAX_RUNS) {
+            last = dirty_leaves[n_dirty - 1];
+            i = n_dirty;
+        } else {
+            while (i + 1 < n_dirty && dirty_leaves[i + 1] <= last + SYNC_GAP)
+                last = dirty_leaves[++i];
+            i++;
+        }
         const size_t span = (size_t)(last - first + 1) * leaf_bytes;
         e = cudaMemcpy((char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
                        (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span, cudaMemcpyHostToDevice);

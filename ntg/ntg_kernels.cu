@@ -269,7 +269,7 @@ __device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, con
                                            uint32_t slot, uint64_t remaining, uint64_t out, uint32_t lane,
                                            uint32_t width, K *keys_out, K *values_out)
 {
-    while (remaining > 0) {
+    while (remaining > 0 && leaf < v.n_leaves) { /* offsets of another tree version end the walk */
         const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
         if (slot >= in_leaf) {
             leaf++;

@@ -22,7 +22,7 @@ static cudaError_t sort_pairs(void *temp, size_t *temp_bytes, const void *keys_i
     }
     return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, static_cast<const K *>(keys_in),
                                            static_cast<K *>(keys_out), positions_in, positions_out,
-                                           (int64_t)n, begin, end, stream);
+                                           n, begin, end, stream); /* 32-bit n: 32-bit offsets in CUB */
 }
 
 extern "C" cudaError_t psa_sort_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out)
@@ -80,7 +80,7 @@ static cudaError_t restore_sort(void *temp, size_t *temp_bytes, const uint32_t *
     if (begin >= end)
         begin = end - 1;
     return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, packed_in, packed_out, static_cast<const K *>(values_in),
-                                           static_cast<K *>(values_out), (int64_t)n, begin, end, stream);
+                                           static_cast<K *>(values_out), n, begin, end, stream);
 }
 
 extern "C" cudaError_t psa_restore_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out)

@@ -423,6 +423,101 @@ static void test_device_copy_life_cycle(void **state)
     tu_model_free(&m2);
 }
 
+/* Options the other tests leave at their defaults: pipeline depth 1 and 2, a PSA bit override,
+ * async calls on an explicit stream, pinned host arrays, ranges at G = 16 and 32, a host collect of
+ * a few very long ranges (cut into pieces), and arrays in the wrong memory (INVALID, no crash). */
+static void test_options_and_misuse(void **state)
+{
+    (void)state;
+    uint64_t rng = 31;
+    tu_model m;
+    tu_model_make(&m, 64, 300000, TU_UNIFORM, &rng);
+    harmonia_tree *t = build(&m, 32, 16, &rng);
+    const uint64_t n = 50000;
+    void *q = make_queries(&m, n, &rng);
+    reference ref;
+    cpu_reference(t, 64, q, n, 0, &ref);
+    harmonia_query_config c;
+    /* pipeline depth and PSA bits */
+    for (uint32_t depth = 1; depth <= 3; depth++)
+        for (uint32_t bits = 0; bits <= 16; bits += 8) {
+            harmonia_query_config_init(&c);
+            c.backend = HARMONIA_BACKEND_GPU;
+            c.psa = 1;
+            c.psa_window = 4096;
+            c.pipeline_depth = depth;
+            c.psa_bits = bits;
+            uint64_t *v = malloc(n * 8);
+            uint8_t *f = malloc(n);
+            assert_int_equal(harmonia_lookup(t, &c, q, n, v, f), HARMONIA_OK);
+            assert_memory_equal(v, ref.values, n * 8);
+            assert_memory_equal(f, ref.found, n);
+            free(v);
+            free(f);
+        }
+    /* async on an explicit stream, device arrays */
+    cudaStream_t stream;
+    assert_int_equal(cudaStreamCreate(&stream), cudaSuccess);
+    harmonia_query_config_init(&c);
+    c.backend = HARMONIA_BACKEND_GPU;
+    c.stream = stream;
+    c.async = true;
+    void *d_q = device_copy(q, n * 8), *d_v = device_alloc(n * 8), *d_f = device_alloc(n);
+    assert_int_equal(harmonia_lookup(t, &c, d_q, n, d_v, d_f), HARMONIA_OK);
+    assert_int_equal(cudaStreamSynchronize(stream), cudaSuccess);
+    uint64_t *v = malloc(n * 8);
+    uint8_t *f = malloc(n);
+    to_host(v, d_v, n * 8);
+    to_host(f, d_f, n);
+    assert_memory_equal(v, ref.values, n * 8);
+    assert_memory_equal(f, ref.found, n);
+    /* pinned host arrays are copied directly */
+    void *p_q, *p_v, *p_f;
+    assert_int_equal(cudaHostAlloc(&p_q, n * 8, cudaHostAllocDefault), cudaSuccess);
+    assert_int_equal(cudaHostAlloc(&p_v, n * 8, cudaHostAllocDefault), cudaSuccess);
+    assert_int_equal(cudaHostAlloc(&p_f, n, cudaHostAllocDefault), cudaSuccess);
+    memcpy(p_q, q, n * 8);
+    harmonia_query_config_init(&c);
+    c.backend = HARMONIA_BACKEND_GPU;
+    c.psa_window = 8192;
+    assert_int_equal(harmonia_lookup(t, &c, p_q, n, p_v, p_f), HARMONIA_OK);
+    assert_memory_equal(p_v, ref.values, n * 8);
+    assert_memory_equal(p_f, ref.found, n);
+    /* arrays in the wrong memory */
+    uint64_t lo[2] = {0, 10}, hi[2] = {UINT64_MAX, 20}, offsets[3];
+    assert_int_equal(harmonia_range_collect(t, &c, d_q, d_q, 2, offsets, NULL, NULL), HARMONIA_ERR_INVALID);
+    assert_int_equal(harmonia_range_collect(t, &c, lo, hi, 2, (uint64_t *)d_v, NULL, NULL), HARMONIA_ERR_INVALID);
+    assert_int_equal(harmonia_lookup(t, &c, d_q, n, v, f), HARMONIA_ERR_INVALID);
+    /* a host collect of a few very long ranges: the whole tree, twice, and a short one */
+    assert_int_equal(harmonia_range_collect(t, &c, lo, hi, 2, offsets, NULL, NULL), HARMONIA_OK);
+    assert_int_equal(offsets[1], m.n);
+    uint64_t *keys = malloc(offsets[2] * 8 + 8), *values = malloc(offsets[2] * 8 + 8);
+    assert_int_equal(harmonia_range_collect(t, &c, lo, hi, 2, offsets, keys, values), HARMONIA_OK);
+    for (uint64_t i = 0; i < m.n; i++) {
+        assert_int_equal(keys[i], m.keys[i]);
+        assert_int_equal(values[i], m.values[i]);
+    }
+    free(keys);
+    free(values);
+    cudaFree(d_q);
+    cudaFree(d_v);
+    cudaFree(d_f);
+    cudaFreeHost(p_q);
+    cudaFreeHost(p_v);
+    cudaFreeHost(p_f);
+    cudaStreamDestroy(stream);
+    free(v);
+    free(f);
+    free(q);
+    free_reference(&ref);
+    /* ranges at G = 16 and 32 */
+    for (uint32_t g = 16; g <= 32; g *= 2)
+        for (int dev = 0; dev < 2; dev++)
+            check_ranges(t, &m, 2000, g, dev, &rng);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
 /* Not enough GPU memory: a status that says how many bytes were needed and free, then success
  * once memory is back. */
 static void test_out_of_device_memory(void **state)
@@ -468,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_key_shapes),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_device_copy_life_cycle),
+        cmocka_unit_test(test_options_and_misuse),
         cmocka_unit_test(test_out_of_device_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -528,6 +528,38 @@ static void test_gpu_after_updates(void **state)
         return;
     }
     run_random_batches(1, 12, 12, 5);
+    /* a batch applied with skip_upload, then one synchronised in place: the device copy must not
+     * take the incremental path from two versions behind (nor onto another shape) */
+    uint64_t rng = 6;
+    model m;
+    make_model(&m, 64, 20000, &rng);
+    harmonia_tree *t = build_from_model(&m, 16, 16, 0.75);
+    harmonia_query_config q = query_config(1);
+    expect_tree_equals_model(t, &m, &q); /* uploads */
+    harmonia_update_config c;
+    harmonia_update_config_init(&c);
+    c.insert_existing = HARMONIA_INSERT_EXISTING_UPSERT;
+    c.update_missing = HARMONIA_UPDATE_MISSING_SKIP;
+    harmonia_update_stats ignored, s;
+    for (int round = 0; round < 2; round++) {
+        uint64_t n = 3000;
+        uint8_t *kinds = malloc(n);
+        void *keys = malloc(n * 8), *values = malloc(n * 8);
+        make_batch(&m, n, round == 0 ? 1 : 3, &rng, kinds, keys, values); /* growth, then updates */
+        for (uint64_t i = 0; i < n; i++)
+            model_apply(&m, kinds[i], tu_get(keys, 64, i), tu_get(values, 64, i), &c, &ignored);
+        c.skip_upload = round == 0;
+        assert_int_equal(harmonia_update(t, &c, kinds, keys, values, n, &s), HARMONIA_OK);
+        if (round == 1)
+            assert_false(s.incremental_upload);
+        free(kinds);
+        free(keys);
+        free(values);
+    }
+    expect_tree_equals_model(t, &m, &q);
+    harmonia_free(t);
+    free(m.keys);
+    free(m.values);
 }
 
 /* The empty tree keeps its one empty leaf: deletes and insert-then-delete do not change its shape;
