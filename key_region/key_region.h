@@ -204,9 +204,6 @@ void kr_tree_free_arrays(kr_tree *tree);
 
 /* --- CPU engine (kr_search.c) ----------------------------------------------------------------- */
 
-/* The leaf (node number) where a search for q ends, descending with the first-child array. */
-uint64_t kr_descend(const kr_tree *t, uint64_t q);
-
 /* For count queries (key width), the leaf number (0-based, not the node number) where each search
  * ends; grouped descents with prefetching, OpenMP-parallel. */
 void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64_t *leaf_out, int threads);
@@ -227,8 +224,6 @@ void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, ui
 /* In-place inclusive prefix sum of n counts, OpenMP-parallel (two passes over per-thread blocks). */
 void kr_inclusive_scan(uint64_t *values, uint64_t n);
 
-/* Global rank (number of keys < q). */
-uint64_t kr_rank(const kr_tree *t, uint64_t q);
 /* Key and value of the key with global rank r (r < n_keys). */
 void kr_at_rank(const kr_tree *t, uint64_t r, uint64_t *key, uint64_t *value);
 

@@ -23,17 +23,6 @@
 
 static int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
-uint64_t kr_descend(const kr_tree *t, uint64_t q)
-{
-    uint64_t leaf;
-    uint32_t slot;
-    if (t->key_bits == 32)
-        locate_u32(t, (uint32_t)q, &leaf, &slot);
-    else
-        locate_u64(t, q, &leaf, &slot);
-    return t->n_internal + leaf;
-}
-
 void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64_t *leaf_out, int threads)
 {
     const uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
@@ -47,11 +36,6 @@ void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64
         else
             descend_group_u64(t, (const uint64_t *)queries + first, n, leaf_out + first);
     }
-}
-
-uint64_t kr_rank(const kr_tree *t, uint64_t q)
-{
-    return t->key_bits == 32 ? rank_u32(t, (uint32_t)q) : rank_u64(t, q);
 }
 
 void kr_at_rank(const kr_tree *t, uint64_t r, uint64_t *key, uint64_t *value)

@@ -123,15 +123,6 @@ static void KR_FN(lower_bound_batch)(const kr_tree *t, const KR_T *queries, uint
     }
 }
 
-/* Number of keys < q. */
-static inline uint64_t KR_FN(rank)(const kr_tree *t, KR_T q)
-{
-    uint64_t leaf;
-    uint32_t slot;
-    KR_FN(locate)(t, q, &leaf, &slot);
-    return t->leaf_rank[leaf] + slot;
-}
-
 static void KR_FN(range_count_batch)(const kr_tree *t, const KR_T *lo, const KR_T *hi,
                                      uint64_t count, uint64_t *counts_out, int threads)
 {

@@ -7,17 +7,6 @@
 /* the GPU kernels size their __constant__ array with the same number (ntg/ntg.h) */
 _Static_assert(PS_CONSTANT_MAX_ENTRIES == 12288u, "keep NTG_CONSTANT_ENTRIES in ntg/ntg.h equal");
 
-void ps_build_first_child(uint32_t *first_child, const uint32_t *child_counts,
-                          uint64_t n_internal)
-{
-    uint64_t next = 1;
-    for (uint64_t i = 0; i < n_internal; i++) {
-        first_child[i] = (uint32_t)next;
-        next += child_counts[i];
-    }
-    first_child[n_internal] = (uint32_t)next;
-}
-
 uint64_t ps_constant_entries(const kr_tree *tree, uint32_t *levels_out)
 {
     uint32_t levels = 0;

@@ -1,5 +1,5 @@
-/* prefix_sum.h — the prefix-sum child array (first_child) of a Harmonia tree: its invariant, its
- * construction from per-node child counts, and the cut of its top part that goes to __constant__
+/* prefix_sum.h — the prefix-sum child array (first_child) of a Harmonia tree: its invariant (built
+ * by kr_build_internal_levels), its checker, and the cut of its top part that goes to __constant__
  * memory. The key region it indexes is described in key_region/key_region.h.
  *
  * INVARIANT. For the n_internal internal nodes, numbered breadth-first:
@@ -27,11 +27,6 @@
  * is left to kernel parameters and other constants). */
 #define PS_CONSTANT_BUDGET_BYTES (48u * 1024u)
 #define PS_CONSTANT_MAX_ENTRIES (PS_CONSTANT_BUDGET_BYTES / 4u)
-
-/* Fills first_child[0 .. n_internal] from the child counts of the internal nodes
- * (child_counts[i] for node i, breadth-first): first_child[0] = 1, then a prefix sum. */
-void ps_build_first_child(uint32_t *first_child, const uint32_t *child_counts,
-                          uint64_t n_internal);
 
 /* Number of first_child entries kept in __constant__ memory: the entries of the levels that fit
  * whole in the budget, plus one sentinel entry so that every node of those levels finds its child
