@@ -8,7 +8,8 @@
 # Usage (GPU machine, repo root):
 #   source .device-deps/setup.sh && bash bench/ntg-figures.sh
 # Sizes can be changed for a quick look: NTG_KEYS=2^20 NTG_QUERIES=2^20 bash bench/ntg-figures.sh
-# BUILD=dir picks the build folder (default build-gpu, configured for sm_90 if missing).
+# BUILD=dir picks the build folder (default build-gpu, configured for sm_90 if missing; a folder of
+# binaries from bench/stage-prebuilt.sh is used as it is).
 set -uo pipefail
 OUT=${OUT:-bench/out}
 BUILD=${BUILD:-build-gpu}
@@ -26,11 +27,13 @@ if [ -d "$hd" ] && [ ! -f "$hd/usr/include/xxhash.h" ]; then
     sed -i "s#-L/usr/#-L$hd/usr/#g; s#-I/usr/#-I$hd/usr/#g; s#=/usr#=$hd/usr#g" \
         "$hd"/usr/lib/x86_64-linux-gnu/pkgconfig/libxxhash.pc
 fi
-if [ ! -f "$BUILD/build.ninja" ]; then
-    rm -rf "$BUILD"
-    meson setup "$BUILD" -Dbuildtype=release -Dgpu_arch=90 > "$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log"; exit 1; }
+if [ ! -f "$BUILD/.prebuilt" ]; then   # binaries from bench/stage-prebuilt.sh need no build
+    if [ ! -f "$BUILD/build.ninja" ]; then
+        rm -rf "$BUILD"
+        meson setup "$BUILD" -Dbuildtype=release -Dgpu_arch=90 > "$WORK/setup.log" 2>&1 || { cat "$WORK/setup.log"; exit 1; }
+    fi
+    ninja -C "$BUILD" harmonia/cli/harmonia > "$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; exit 1; }
 fi
-ninja -C "$BUILD" harmonia/cli/harmonia > "$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; exit 1; }
 T=$BUILD/harmonia/cli/harmonia
 LOG=$OUT/ntg-figures.txt
 {

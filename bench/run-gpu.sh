@@ -6,6 +6,9 @@
 # Usage (device tool, from the repo root):
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|all]...
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh suite        (alone: it fills the call)
+# Binaries built on the development machine can travel instead of building here (the build costs
+# device time): `bash bench/stage-prebuilt.sh` there copies them to .device-bin/, the call carries
+# [".device-deps", ".device-bin"] and runs with BUILD=.device-bin; the tests then run program by program.
 # `all` is tests + sanitize + bench + psa. `suite` builds only bench_suite and runs it with the time left
 # of a 600 s call (SUITE_END, default 550 s after the script started, minus what the build took);
 # its CSV tables go to $OUT/suite/, its output to $OUT/suite.log, and with device.txt that makes
@@ -40,19 +43,51 @@ fi
 
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/device.txt"
 git log -1 --format='commit %H %s' 2>/dev/null | tee -a "$OUT/device.txt"
-[ -f build-gpu/build.ninja ] || { rm -rf build-gpu; meson setup build-gpu -Dbuildtype=release -Dgpu_arch=90 > "$LOGS/setup.log" 2>&1; } || { tail -40 "$LOGS/setup.log"; exit 1; }
-targets=()
-$only_suite && targets=(bench/bench_suite)
-ninja -C build-gpu "${targets[@]}" > "$LOGS/build.log" 2>&1 || { tail -40 "$LOGS/build.log"; exit 1; }
-echo "built in ${SECONDS} s"
+BUILD=${BUILD:-build-gpu}
+prebuilt=false
+[ -f "$BUILD/.prebuilt" ] && prebuilt=true
+if $prebuilt; then
+    echo "prebuilt binaries: $(cat "$BUILD/.prebuilt")" | tee -a "$OUT/device.txt"
+else
+    [ -f "$BUILD/build.ninja" ] || { rm -rf "$BUILD"; meson setup "$BUILD" -Dbuildtype=release -Dgpu_arch=90 > "$LOGS/setup.log" 2>&1; } || { tail -40 "$LOGS/setup.log"; exit 1; }
+    targets=()
+    $only_suite && targets=(bench/bench_suite)
+    ninja -C "$BUILD" "${targets[@]}" > "$LOGS/build.log" 2>&1 || { tail -40 "$LOGS/build.log"; exit 1; }
+    echo "built in ${SECONDS} s"
+fi
 status=0
 if want tests; then
-    OMP_NUM_THREADS=16 timeout 300 meson test -C build-gpu --print-errorlogs --num-processes 2 2>&1 | tee "$OUT/tests.log" | tail -20
-    grep -q "^Fail: *0" "$OUT/tests.log" || status=1
+    if $prebuilt; then
+        # the meson test list, program by program: the GPU test beside the others, each with its log
+        cli=$BUILD/harmonia/cli/harmonia
+        run_test() {
+            local name=$1; shift
+            local t0=$SECONDS
+            OMP_NUM_THREADS=8 timeout 300 "$BUILD/tests/test_$name" "$@" > "$OUT/tests-$name.tmp" 2>&1
+            local rc=$?
+            printf '%-14s %-5s %4d s\n' "$name" "$([ $rc -eq 0 ] && echo OK || { [ $rc -eq 77 ] && echo SKIP || echo "FAIL($rc)"; })" $((SECONDS - t0))
+            [ $rc -eq 0 ] || tail -30 "$OUT/tests-$name.tmp"
+        }
+        {
+            run_test gpu > "$OUT/tests-gpu.res" &
+            for t in differential build checker psa_bits device_probe index_file update ntg_model; do run_test $t; done
+            for t in cli cli_update profile_cli; do run_test $t "$cli"; done
+            wait
+            cat "$OUT/tests-gpu.res"
+        } > "$OUT/tests.log" 2>&1
+        grep -E "^[a-z_]+ +(OK|SKIP|FAIL)" "$OUT/tests.log"
+        ! grep -qE "^[a-z_]+ +(FAIL|SKIP)" "$OUT/tests.log" || status=1
+        # every program's own output after the table, in one file (few files come back)
+        for f in "$OUT"/tests-*.tmp; do echo "=== $f"; cat "$f"; done >> "$OUT/tests.log"
+        rm -f "$OUT"/tests-*.tmp "$OUT/tests-gpu.res"
+    else
+        OMP_NUM_THREADS=16 timeout 300 meson test -C "$BUILD" --print-errorlogs --num-processes 2 2>&1 | tee "$OUT/tests.log" | tail -20
+        grep -q "^Fail: *0" "$OUT/tests.log" || status=1
+    fi
 fi
 if want sanitize; then
     for tool in memcheck racecheck; do
-        HARMONIA_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 build-gpu/tests/test_gpu \
+        HARMONIA_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BUILD"/tests/test_gpu \
             > "$OUT/sanitize-$tool.log" 2>&1
         rc=$?
         echo "compute-sanitizer $tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1)"
@@ -60,19 +95,19 @@ if want sanitize; then
     done
 fi
 if want bench; then
-    B=build-gpu/bench/bench_gpu
+    B=$BUILD/bench/bench_gpu
     { $B --bits 64 --keys-log2 23 && $B --bits 64 --keys-log2 26 && $B --bits 32 --keys-log2 28; } \
         2>&1 | tee "$OUT/bench.txt" | grep -E "^#|G=|binary" || status=1
 fi
 if want psa; then
     # PSA windows and bits, ordered (in-kernel restore below 2^23, sort-based restore from 2^23) and unordered
-    timeout 240 build-gpu/bench/bench_gpu --bits 64 --keys-log2 26 --runs 3 --group 2 --psa 1 --both-orders \
+    timeout 240 "$BUILD"/bench/bench_gpu --bits 64 --keys-log2 26 --runs 3 --group 2 --psa 1 --both-orders \
         --windows 0,8388608,33554432,134217728 --psa-bits 0,16 2>&1 | tee "$OUT/bench-psa.txt" | grep -E "^#|G=|binary" || status=1
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && commit="$commit (with uncommitted changes)"
 if want suite-quick; then
-    OMP_NUM_THREADS=16 timeout 240 build-gpu/bench/bench_suite --quick --out-dir "$OUT/suite-quick" \
+    OMP_NUM_THREADS=16 timeout 240 "$BUILD"/bench/bench_suite --quick --out-dir "$OUT/suite-quick" \
         --commit "$commit" --command "bash bench/run-gpu.sh suite-quick" > "$OUT/suite-quick.log" 2>&1
     rc=$?
     grep -E "^# (done|FAILED|every|SKIPPED)|MISMATCH|FATAL" "$OUT/suite-quick.log" | head -20
@@ -86,7 +121,7 @@ if want suite; then
     [ $budget -lt 60 ] && budget=60
     echo "bench_suite: budget ${budget} s"
     OMP_NUM_THREADS=16 timeout --signal=INT --kill-after=10 $((budget + 25)) \
-        build-gpu/bench/bench_suite --budget-seconds "$budget" --out-dir "$OUT/suite" \
+        "$BUILD"/bench/bench_suite --budget-seconds "$budget" --out-dir "$OUT/suite" \
         --commit "$commit" --command "bash bench/run-gpu.sh suite (bench_suite --budget-seconds $budget)" \
         > "$OUT/suite.log" 2>&1
     rc=$?
