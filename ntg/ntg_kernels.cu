@@ -53,7 +53,12 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
     return count;
 }
 
-template <typename K, int G, bool STRICT>
+/* WARP_UNIFORM: every group of the warp calls this at the same point (the descents: no early exit,
+ * dummy queries past the end), so the ballot and the shuffle name the whole warp — a constant mask.
+ * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
+ * lanes only; a mask computed per lane costs a WARPSYNC per call (measured on the H100: G = 2 at
+ * 2^26 keys went from 17.3 to 24.4 ms per 2^27 lookups when the descents used it). */
+template <typename K, int G, bool STRICT, bool WARP_UNIFORM = true>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
                                                 uint32_t lane_in_group, uint32_t group_shift)
 {
@@ -63,9 +68,8 @@ __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K
     const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
     const bool has_chunk = lane_in_group < chunks;
     uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
-    /* the mask names the group's lanes only: groups of a warp may diverge (different loop counts) */
     const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
-    const uint32_t group_mask = group_bits << group_shift;
+    const uint32_t group_mask = WARP_UNIFORM ? 0xffffffffu : group_bits << group_shift;
     const uint32_t full_mask = (__ballot_sync(group_mask, has_chunk && count == per) >> group_shift) & group_bits;
     const uint32_t full = __popc(full_mask);
     const uint32_t partial = __shfl_sync(group_mask, count, full < chunks ? full : 0, G);
@@ -81,7 +85,7 @@ __device__ __forceinline__ uint32_t first_child_at(const ntg_view &v, uint64_t n
 }
 
 /* Leaf number (0-based) where the search for q ends. */
-template <typename K, int G>
+template <typename K, int G, bool WARP_UNIFORM = true>
 __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift)
 {
@@ -90,20 +94,20 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
     for (uint32_t level = 0; level + 1 < v.height; level++) {
         const uint32_t first = first_child_at(v, node);
         const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
-        const uint32_t j = group_count<K, G, false>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
+        const uint32_t j = group_count<K, G, false, WARP_UNIFORM>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
         node = first + (j < last_child ? j : last_child);
     }
     return node - v.n_internal;
 }
 
 /* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count). */
-template <typename K, int G>
+template <typename K, int G, bool WARP_UNIFORM = true>
 __device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out)
 {
     const K *keys = static_cast<const K *>(v.keys);
-    const uint64_t leaf = descend<K, G>(v, q, lane_in_group, group_shift);
-    const uint32_t slot = group_count<K, G, true>(keys + v.leaf_key_base + leaf * v.leaf_size, v.leaf_size, q,
+    const uint64_t leaf = descend<K, G, WARP_UNIFORM>(v, q, lane_in_group, group_shift);
+    const uint32_t slot = group_count<K, G, true, WARP_UNIFORM>(keys + v.leaf_key_base + leaf * v.leaf_size, v.leaf_size, q,
                                                   lane_in_group, group_shift);
     *leaf_out = leaf;
     *slot_out = slot;
@@ -233,7 +237,7 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
             uint64_t j = leaf;
             for (int step = 0; step < NTG_RANGE_WALK_LEAVES && !found; step++, j++) {
                 const uint64_t rank_j = __ldg(v.leaf_rank + j), in_leaf = __ldg(v.leaf_rank + j + 1) - rank_j;
-                const uint32_t below = group_count<K, G, true>(keys + v.leaf_key_base + j * v.leaf_size, v.leaf_size,
+                const uint32_t below = group_count<K, G, true, false>(keys + v.leaf_key_base + j * v.leaf_size, v.leaf_size,
                                                                after_b, p.lane_in_group, p.group_shift);
                 if (below < in_leaf || j + 1 == v.n_leaves) {
                     up_to_b = rank_j + below;
@@ -241,7 +245,7 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
                 }
             }
             if (!found)
-                up_to_b = rank_of<K, G>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot);
+                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot);
         }
         if (active && p.lane_in_group == 0)
             counts_out[i] = a > b ? 0 : up_to_b - below_lo;
