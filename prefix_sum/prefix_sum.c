@@ -9,12 +9,19 @@ _Static_assert(PS_CONSTANT_MAX_ENTRIES == 12288u, "keep NTG_CONSTANT_ENTRIES in 
 
 uint64_t ps_constant_entries(const kr_tree *tree, uint32_t *levels_out)
 {
+    return ps_constant_entries_capped(tree, PS_CONSTANT_MAX_ENTRIES, levels_out);
+}
+
+uint64_t ps_constant_entries_capped(const kr_tree *tree, uint64_t max_entries, uint32_t *levels_out)
+{
+    if (max_entries > PS_CONSTANT_MAX_ENTRIES)
+        max_entries = PS_CONSTANT_MAX_ENTRIES;
     uint32_t levels = 0;
     uint64_t entries = 0;
     /* internal levels are 0 .. height-2; a level fits when its entries plus the sentinel do */
     for (uint32_t l = 0; l + 1 < tree->height; l++) {
         uint64_t end = tree->level_start[l + 1];
-        if (end + 1 > PS_CONSTANT_MAX_ENTRIES)
+        if (end + 1 > max_entries)
             break;
         entries = end + 1;
         levels = l + 1;

@@ -33,6 +33,10 @@
  * count there too. *levels_out gets the number of such levels. */
 uint64_t ps_constant_entries(const kr_tree *tree, uint32_t *levels_out);
 
+/* The same with at most max_entries entries (whole levels plus the sentinel; 0 when not even the
+ * root fits). */
+uint64_t ps_constant_entries_capped(const kr_tree *tree, uint64_t max_entries, uint32_t *levels_out);
+
 /* Checks the invariant above for tree->first_child. HARMONIA_OK or HARMONIA_ERR_CORRUPT with the
  * first broken sentence in err. */
 harmonia_status ps_check(const kr_tree *tree, kr_error *err);
