@@ -20,19 +20,19 @@ one() { # label, env..., -- bench args...
     local rc=$?
     echo "## $label ${envs[*]} $*" >> "$LOG"; cat /tmp/exp.out >> "$LOG"
     grep -E "^harmonia" /tmp/exp.out | sed "s/^/$label /" | awk -v e="${envs[*]}" '{ print $0, "  [" e "]" }'
-    [ $rc -eq 0 ] || echo "$label: exit $rc"
+    [ $rc -eq 0 ] || { echo "$label: exit $rc; stopping"; tail -5 /tmp/exp.out; exit 1; }
 }
 echo "# phase A: __constant__ cut (no hints), 64-bit, ordered G = 2 PSA off"
-for k in 21 22 23 25 26; do
-    for cap in default 0 18 300 4400; do
+for k in ${EXP_SIZES:-21 23 25 26}; do
+    for cap in ${EXP_CAPS:-default 0 300}; do
         e=(HARMONIA_CACHE_HINTS=0); [ $cap != default ] && e+=(HARMONIA_CONSTANT_ENTRIES=$cap)
         one "A k=$k cap=$cap" "${e[@]}" -- --bits 64 --keys-log2 $k --group 2 --psa 0
     done
 done
 echo "# phase B: cache hints x cut, ordered G = 2 PSA off, and sorted results G = 1 PSA on 2^27 window 16 bits"
-for spec in "64 26" "64 23" "32 28"; do
+for spec in "64 26" "32 28"; do
     set -- $spec
-    for cap in default 300; do
+    for cap in ${EXP_HINT_CAPS:-default}; do
         for h in 0 1 2 3; do
             e=(HARMONIA_CACHE_HINTS=$h); [ $cap != default ] && e+=(HARMONIA_CONSTANT_ENTRIES=$cap)
             one "B bits=$1 k=$2 cap=$cap hints=$h" "${e[@]}" -- --bits $1 --keys-log2 $2 --group 2 --psa 0
