@@ -8,14 +8,6 @@
 set -euo pipefail
 B=${STAGE_BUILD:-build-dev90}
 [ -f "$B/build.ninja" ] || meson setup "$B" -Dbuildtype=release -Dgpu_arch=90
-# meson 1.0's nvcc rule writes no depfile (nvcc names it x.cu.d, ninja looks for x.cu.o.d), so a
-# changed header does not rebuild the .cu files that include it: rebuild them all when any header
-# is newer than the oldest CUDA object
-oldest=$(find "$B" -name '*.cu.o' -printf '%T@ %p\n' 2>/dev/null | sort -n | head -1 | cut -d' ' -f2-)
-if [ -n "$oldest" ] && [ -n "$(find . -path ./build\* -prune -o \( -name '*.h' -o -name '*.cuh' \) -newer "$oldest" -print | head -1)" ]; then
-    echo "a header changed: rebuilding the CUDA objects"
-    find "$B" -name '*.cu.o' -delete
-fi
 ninja -C "$B"
 rm -rf .device-bin
 mkdir -p .device-bin/tests .device-bin/bench .device-bin/harmonia/cli

@@ -165,11 +165,7 @@ static harmonia_status upload_locked(harmonia_tree *tree)
         return hm_gpu_fail(tree, e, "uploading the tree");
     }
     uint32_t levels = 0;
-    /* experiment knobs (bench/NOTES.md): a cap on the __constant__ cut and the cache hints */
-    const char *cap = getenv("HARMONIA_CONSTANT_ENTRIES");
-    g->constant_entries = (uint32_t)(cap ? ps_constant_entries_capped(t, strtoull(cap, NULL, 10), &levels)
-                                         : ps_constant_entries(t, &levels));
-    const char *hints = getenv("HARMONIA_CACHE_HINTS");
+    g->constant_entries = (uint32_t)hm_constant_entries(tree, &levels);
     g->h_constant = (uint32_t *)malloc((g->constant_entries + 1) * sizeof(uint32_t));
     if (!g->h_constant) {
         free_device_copy(g);
@@ -187,7 +183,6 @@ static harmonia_status upload_locked(harmonia_tree *tree)
     v->n_keys = t->n_keys;
     v->leaf_key_base = t->n_internal * t->fanout;
     v->constant_entries = g->constant_entries;
-    v->cache_hints = hints ? (uint32_t)strtoul(hints, NULL, 10) : 0;
     v->key_bits = t->key_bits;
     v->fanout = t->fanout;
     v->leaf_size = t->leaf_size;

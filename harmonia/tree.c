@@ -54,7 +54,37 @@ harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char 
     return status;
 }
 
-harmonia_tree *hm_tree_new(void) { return calloc(1, sizeof(harmonia_tree)); }
+harmonia_tree *hm_tree_new(void)
+{
+    harmonia_tree *tree = calloc(1, sizeof(harmonia_tree));
+    if (tree)
+        tree->constant_levels = HARMONIA_CONSTANT_LEVELS_DEFAULT;
+    return tree;
+}
+
+uint64_t hm_constant_entries(const harmonia_tree *tree, uint32_t *levels_out)
+{
+    const kr_tree *t = &tree->kr;
+    if (tree->constant_levels < 0)
+        return ps_constant_entries(t, levels_out);
+    /* the entries of the first constant_levels levels and the sentinel, when they fit */
+    const uint32_t internal_levels = t->height > 0 ? t->height - 1 : 0;
+    const uint32_t want = (uint32_t)tree->constant_levels < internal_levels ? (uint32_t)tree->constant_levels
+                                                                          : internal_levels;
+    const uint64_t cap = want == 0 ? 0 : t->level_start[want] + 1;
+    return ps_constant_entries_capped(t, cap, levels_out);
+}
+
+harmonia_status harmonia_set_constant_levels(harmonia_tree *tree, int32_t levels)
+{
+    if (!tree)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_set_constant_levels: tree is NULL");
+    if (levels < HARMONIA_CONSTANT_LEVELS_ALL)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "constant levels must be -1 (all that fit) or a count of levels, not %" PRId32, levels);
+    tree->constant_levels = levels;
+    return HARMONIA_OK;
+}
 
 void hm_tree_release_storage(harmonia_tree *tree)
 {
@@ -421,7 +451,7 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
     info->ntg_group_size = tree->ntg_group_size;
     info->mapped = tree->mapping != NULL;
     uint32_t constant_levels = 0;
-    info->constant_prefix_entries = ps_constant_entries(t, &constant_levels);
+    info->constant_prefix_entries = hm_constant_entries(tree, &constant_levels);
     info->constant_prefix_levels = constant_levels;
     hm_gpu_fill_info(tree, info);
     return HARMONIA_OK;

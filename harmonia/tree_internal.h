@@ -12,6 +12,7 @@ struct harmonia_tree {
     kr_tree kr;               /* the layout; its arrays are malloc'd or point into mapping */
     uint64_t version;         /* bumped by each applied update batch */
     uint32_t ntg_group_size;  /* stored NTG choice, 0 = none */
+    int32_t constant_levels;  /* harmonia_set_constant_levels: -1 all that fit, else a level count */
     void *mapping;            /* the mapped index file when loaded, else NULL */
     size_t mapping_bytes;
     struct hm_gpu *gpu;       /* the device copy and its pipeline (gpu_tree.cu), NULL if none */
@@ -26,8 +27,12 @@ harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char 
 #endif
     ;
 
-/* Allocates a zeroed tree handle (NULL on allocation failure). */
+/* Allocates a zeroed tree handle with the default settings (NULL on allocation failure). */
 harmonia_tree *hm_tree_new(void);
+
+/* First-child entries the next upload keeps in __constant__ memory (whole levels plus the
+ * sentinel, by the tree's constant_levels setting); *levels_out gets the levels they cover. */
+uint64_t hm_constant_entries(const harmonia_tree *tree, uint32_t *levels_out);
 
 /* Frees the layout arrays (or unmaps the file) of a tree, leaving the handle itself. */
 void hm_tree_release_storage(harmonia_tree *tree);

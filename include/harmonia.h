@@ -298,7 +298,8 @@ typedef struct harmonia_tree_info {
     uint64_t version;           /* bumped by each applied update batch */
     uint32_t ntg_group_size;    /* the stored NTG choice; 0 = none stored */
     bool mapped;                /* the tree reads a mapped index file */
-    uint64_t constant_prefix_entries; /* first-child entries the GPU keeps in __constant__ memory */
+    uint64_t constant_prefix_entries; /* first-child entries the GPU keeps in __constant__ memory
+                                       * (at the next upload; see harmonia_set_constant_levels) */
     uint32_t constant_prefix_levels;  /* the whole internal levels those entries cover */
     bool device_resident;       /* a device copy exists */
     uint64_t device_version;    /* the tree version the device copy holds */
@@ -434,6 +435,20 @@ harmonia_status harmonia_device_upload(harmonia_tree *tree);
 
 /* Frees the device copy (a no-op without one). The host tree is untouched. */
 void harmonia_device_release(harmonia_tree *tree);
+
+/* How many internal levels, root first, the device copy keeps in __constant__ memory (their
+ * first-child entries; the rest is read from global memory). The constant cache serves one address
+ * per cycle, so a level whose nodes are reached by different queries of a warp is read serially:
+ * on the H100 every level below the root cost time (2^21 keys, G = 2: 27.2 ms per 2^27 lookups with
+ * the levels that fit, 13.1 ms with the root alone; bench/RESULTS.md). Hence the default,
+ * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many
+ * whole levels as fit in the 48 KiB budget (the paper's choice); 0 keeps none. A count above what
+ * fits is cut to what fits. Takes effect at the next upload (harmonia_device_upload, or the first
+ * GPU query after harmonia_device_release); harmonia_info reports the cut of the next upload.
+ * Errors: INVALID (NULL tree, levels below -1). */
+#define HARMONIA_CONSTANT_LEVELS_DEFAULT 1
+#define HARMONIA_CONSTANT_LEVELS_ALL (-1)
+harmonia_status harmonia_set_constant_levels(harmonia_tree *tree, int32_t levels);
 typedef struct harmonia_device_info {
     char name[256];
     int sm_count;

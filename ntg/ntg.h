@@ -25,14 +25,8 @@ typedef struct ntg_view {
     uint64_t leaf_key_base;     /* n_internal * F */
     uint32_t constant_entries;  /* first_child entries in __constant__ memory */
     uint32_t key_bits, fanout, leaf_size, height;
-    uint32_t cache_hints;       /* NTG_HINT_* bits */
     bool max_key_present;
 } ntg_view;
-
-/* Cache hints of the traversal loads: leaf keys and values loaded evict-first (streaming, they are
- * rarely reused), internal nodes loaded with an L2 evict-last policy (they are). */
-#define NTG_HINT_LEAF_STREAM 1u
-#define NTG_HINT_INNER_KEEP 2u
 
 /* __constant__ entries of the first-child array: 48 KiB of the 64 KiB (PS_CONSTANT_MAX_ENTRIES in
  * prefix_sum.h, which checks that the two agree). */

@@ -29,38 +29,15 @@ template <> __device__ __forceinline__ uint64_t max_key_of<uint64_t>() { return 
  * sorted, so the full chunks form a prefix: one ballot counts them (f), and one shuffle fetches the
  * count of chunk f, the only partial one. No early exit.
  * ---------------------------------------------------------------------------------------------- */
-/* Loads by cache hint: 0 read-only path (__ldg), NTG_HINT_LEAF_STREAM evict-first (__ldcs),
- * NTG_HINT_INNER_KEEP read-only path with an L2 evict-last policy. */
-__device__ __forceinline__ uint4 load16(const uint4 *p, uint32_t mode)
-{
-    if (mode == NTG_HINT_LEAF_STREAM)
-        return __ldcs(p);
-    if (mode == NTG_HINT_INNER_KEEP) {
-        uint4 r;
-        uint64_t policy;
-        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-        asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                     : "l"(p), "l"(policy));
-        return r;
-    }
-    return __ldg(p);
-}
-
-template <typename K> __device__ __forceinline__ K load1(const K *p, uint32_t mode)
-{
-    return mode == NTG_HINT_LEAF_STREAM ? __ldcs(p) : __ldg(p);
-}
-
 template <typename K, bool STRICT>
-__device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K q, uint32_t mode = 0)
+__device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K q)
 {
     uint32_t count = 0;
     if (per * sizeof(K) >= 16) {
         const uint4 *vec = reinterpret_cast<const uint4 *>(chunk);
         const uint32_t n_vec = per * (uint32_t)sizeof(K) / 16;
         for (uint32_t v = 0; v < n_vec; v++) {
-            uint4 raw = load16(vec + v, mode);
+            uint4 raw = __ldg(vec + v);
             K part[16 / sizeof(K)];
             memcpy(part, &raw, 16);
 #pragma unroll
@@ -69,7 +46,7 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
         }
     } else {
         for (uint32_t k = 0; k < per; k++) {
-            K key = load1(chunk + k, mode);
+            K key = __ldg(chunk + k);
             count += STRICT ? (key < q) : (key <= q);
         }
     }
@@ -83,14 +60,14 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
  * 2^26 keys went from 17.3 to 24.4 ms per 2^27 lookups when the descents used it). */
 template <typename K, int G, bool STRICT, bool WARP_UNIFORM = true>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
-                                                uint32_t lane_in_group, uint32_t group_shift, uint32_t mode = 0)
+                                                uint32_t lane_in_group, uint32_t group_shift)
 {
     if (G == 1)
-        return count_chunk<K, STRICT>(node, slots, q, mode);
+        return count_chunk<K, STRICT>(node, slots, q);
     const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
     const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
     const bool has_chunk = lane_in_group < chunks;
-    uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q, mode) : 0;
+    uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
     const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
     const uint32_t group_mask = WARP_UNIFORM ? 0xffffffffu : group_bits << group_shift;
     const uint32_t full_mask = (__ballot_sync(group_mask, has_chunk && count == per) >> group_shift) & group_bits;
@@ -117,8 +94,7 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
     for (uint32_t level = 0; level + 1 < v.height; level++) {
         const uint32_t first = first_child_at(v, node);
         const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
-        const uint32_t j = group_count<K, G, false, WARP_UNIFORM>(keys + node * v.fanout, v.fanout, q, lane_in_group,
-                                                                  group_shift, v.cache_hints & NTG_HINT_INNER_KEEP);
+        const uint32_t j = group_count<K, G, false, WARP_UNIFORM>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
         node = first + (j < last_child ? j : last_child);
     }
     return node - v.n_internal;
@@ -182,13 +158,11 @@ lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *_
         const K q = active ? queries[i] : queries[base];
         const uint64_t leaf = descend<K, G>(v, q, p.lane_in_group, p.group_shift);
         const K *leaf_keys = keys + v.leaf_key_base + leaf * v.leaf_size;
-        const uint32_t leaf_mode = v.cache_hints & NTG_HINT_LEAF_STREAM;
-        const uint32_t slot = group_count<K, G, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift,
-                                                      leaf_mode);
+        const uint32_t slot = group_count<K, G, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift);
         if (active && p.lane_in_group == 0) {
             const bool found = slot < v.leaf_size && __ldg(leaf_keys + slot) == q &&
                                (q != max_key_of<K>() || v.max_key_present);
-            const K value = found ? load1(values + leaf * v.leaf_size + slot, leaf_mode) : (K)0;
+            const K value = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
             uint64_t out = i;
             if (packed_out) { /* sorted order, restored later by psa_restore_* */
                 values_out[i] = value;

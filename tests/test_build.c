@@ -244,7 +244,27 @@ static void test_shape_and_fill(void **state)
     assert_int_equal(info.level_nodes[0], 1);
     /* 1250 leaves, F = 8: 157, 20, 3, 1 above them */
     assert_int_equal(info.height, 5);
-    assert_true(info.constant_prefix_levels == 4);
+    /* the __constant__ cut: the root level by default (entries: its first-child entry and the
+     * sentinel), every level that fits with ALL, a count capped by the internal levels */
+    assert_int_equal(info.constant_prefix_levels, 1);
+    assert_int_equal(info.constant_prefix_entries, 2);
+    assert_int_equal(harmonia_set_constant_levels(t, HARMONIA_CONSTANT_LEVELS_ALL), HARMONIA_OK);
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    assert_int_equal(info.constant_prefix_levels, 4);
+    assert_int_equal(info.constant_prefix_entries, 1 + 3 + 20 + 157 + 1);
+    assert_int_equal(harmonia_set_constant_levels(t, 2), HARMONIA_OK);
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    assert_int_equal(info.constant_prefix_levels, 2);
+    assert_int_equal(info.constant_prefix_entries, 1 + 3 + 1);
+    assert_int_equal(harmonia_set_constant_levels(t, 40), HARMONIA_OK);
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    assert_int_equal(info.constant_prefix_levels, 4);
+    assert_int_equal(harmonia_set_constant_levels(t, 0), HARMONIA_OK);
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    assert_int_equal(info.constant_prefix_levels, 0);
+    assert_int_equal(info.constant_prefix_entries, 0);
+    assert_int_equal(harmonia_set_constant_levels(t, -2), HARMONIA_ERR_INVALID);
+    assert_int_equal(harmonia_set_constant_levels(NULL, 1), HARMONIA_ERR_INVALID);
     harmonia_free(t);
     free(keys);
 }

@@ -216,6 +216,14 @@ static void test_end_to_end(void **state)
     run(f, "info", "--index", index, NULL);
     expect_ok(f);
     assert_non_null(strstr(f->out, "100000"));
+    assert_non_null(strstr(f->out, "constant cut     1 internal level, 2 first-child entries"));
+    run(f, "info", "--index", index, "--constant-levels", "0", NULL);
+    expect_ok(f);
+    assert_non_null(strstr(f->out, "constant cut     0 internal levels, 0 first-child entries"));
+    run(f, "info", "--index", index, "--constant-levels", "all", "--json", NULL);
+    expect_ok(f);
+    assert_non_null(strstr(f->out, "\"constant_prefix_levels\":"));
+    assert_null(strstr(f->out, "\"constant_prefix_levels\":1,"));
     free(q);
     free(m.pairs);
 }
@@ -516,6 +524,9 @@ static void test_usage_errors(void **state)
                          NULL), 2);
     assert_int_equal(run(f, "generate", "shapes", NULL), 2);
     assert_int_equal(run(f, "info", NULL), 2);
+    assert_int_equal(run(f, "info", "--device", "--constant-levels", "-1", NULL), 2);
+    assert_non_null(strstr(f->err, "--constant-levels takes a number of levels"));
+    assert_int_equal(run(f, "lookup", "--index", "i", "--queries", "q", "--constant-levels", "some", NULL), 2);
     assert_int_equal(run(f, "build", "--input", "a", "--input", "b", "--out", "c", NULL), 2);
     assert_int_equal(run(f, "bench", "--runs", "0", NULL), 2);
     assert_int_equal(run(f, "build", "--input", "a", "--fanout", "12", "--out", "c", NULL), 2);

@@ -396,6 +396,15 @@ static void test_device_copy_life_cycle(void **state)
         harmonia_info(t, &info);
         assert_false(info.device_resident);
     }
+    /* every __constant__ cut: none, the root (default), two levels, all that fit (each re-uploaded) */
+    const int32_t cuts[] = {0, 1, 2, HARMONIA_CONSTANT_LEVELS_ALL, 40};
+    for (unsigned c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        assert_int_equal(harmonia_set_constant_levels(t, cuts[c]), HARMONIA_OK);
+        harmonia_device_release(t);
+        check_lookups(t, 64, q, 4000, 2, 0, 0, 0, 0);
+        check_lookups(t, 64, q, 4000, 16, 1, 1024, 1, 0);
+    }
+    assert_int_equal(harmonia_set_constant_levels(t, HARMONIA_CONSTANT_LEVELS_DEFAULT), HARMONIA_OK);
     /* two trees alternate: each call must see its own __constant__ part */
     tu_model m2;
     tu_model_make(&m2, 64, 70000, TU_CLUSTERED, &rng);

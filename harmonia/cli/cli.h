@@ -111,6 +111,10 @@ int cli_load_index(const char *path, bool verify, bool quiet, harmonia_tree **tr
  * (CLI_EXIT_USAGE otherwise). */
 int cli_opt_node_size(const cli_spec *spec, const char *name, uint64_t *out);
 
+/* Reads --constant-levels: a count of levels (0..64) or "all"; HARMONIA_CONSTANT_LEVELS_DEFAULT
+ * when not given (CLI_EXIT_USAGE otherwise). */
+int cli_opt_constant_levels(const cli_spec *spec, int32_t *out);
+
 /* "auto", "cpu", "gpu", NULL — indexes are NOT harmonia_backend values; see cli_backend_of. */
 extern const char *const cli_backend_names[];
 harmonia_backend cli_backend_of(int choice_index);

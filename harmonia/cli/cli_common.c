@@ -373,6 +373,23 @@ int cli_opt_node_size(const cli_spec *spec, const char *name, uint64_t *out)
     return 0;
 }
 
+int cli_opt_constant_levels(const cli_spec *spec, int32_t *out)
+{
+    *out = HARMONIA_CONSTANT_LEVELS_DEFAULT;
+    const char *text = cli_opt_str(spec, "constant-levels", NULL);
+    if (!text)
+        return 0;
+    char *end = NULL;
+    unsigned long n = strtoul(text, &end, 10);
+    if (!strcmp(text, "all"))
+        *out = HARMONIA_CONSTANT_LEVELS_ALL;
+    else if (text[0] >= '0' && text[0] <= '9' && end && !*end && n <= 64)
+        *out = (int32_t)n;
+    else
+        return cli_usage_error("--constant-levels takes a number of levels (0..64) or all, not '%s'", text);
+    return 0;
+}
+
 const char *const cli_backend_names[] = {"auto", "cpu", "gpu", NULL};
 
 harmonia_backend cli_backend_of(int choice_index)

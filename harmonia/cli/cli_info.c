@@ -84,6 +84,9 @@ static void print_index_text(const char *path, const harmonia_tree_info *info)
     else
         printf("NTG group size   none stored\n");
     printf("storage          %s\n", info->mapped ? "mapped index file" : "host memory");
+    printf("constant cut     %u internal level%s, %llu first-child entries in GPU __constant__ memory "
+           "(of %u internal levels)\n", info->constant_prefix_levels, info->constant_prefix_levels == 1 ? "" : "s",
+           (unsigned long long)info->constant_prefix_entries, info->height > 0 ? info->height - 1 : 0);
 }
 
 static void print_index_json(const char *path, const harmonia_tree_info *info)
@@ -103,12 +106,14 @@ static void print_index_json(const char *path, const harmonia_tree_info *info)
         printf("%s%llu", l == 0 ? "" : ",", (unsigned long long)info->level_nodes[l]);
     printf("],\"key_region_bytes\":%llu,\"leaf_value_bytes\":%llu,\"prefix_sum_bytes\":%llu,"
            "\"leaf_rank_bytes\":%llu,\"total_bytes\":%llu,\"version\":%llu,"
-           "\"ntg_group_size\":%u,\"mapped\":%s",
+           "\"ntg_group_size\":%u,\"mapped\":%s,\"constant_prefix_levels\":%u,"
+           "\"constant_prefix_entries\":%llu",
            (unsigned long long)info->key_region_bytes,
            (unsigned long long)info->leaf_value_bytes,
            (unsigned long long)info->prefix_sum_bytes, (unsigned long long)info->leaf_rank_bytes,
            (unsigned long long)info->total_bytes, (unsigned long long)info->version,
-           info->ntg_group_size, info->mapped ? "true" : "false");
+           info->ntg_group_size, info->mapped ? "true" : "false", info->constant_prefix_levels,
+           (unsigned long long)info->constant_prefix_entries);
 }
 
 int cli_cmd_info(int argc, char **argv)
@@ -119,6 +124,8 @@ int cli_cmd_info(int argc, char **argv)
         {"json", NULL, "print JSON", NULL},
         {"no-verify", NULL, "load the index without checksums and integrity check", NULL},
         {"quiet", NULL, "no progress bar", NULL},
+        {"constant-levels", "N", "report the __constant__ cut for N internal levels or all "
+                                 "(default 1: the root)", NULL},
     };
     cli_spec spec = {
         "info", "info --index INDEX [--json] | info --device [--json]",
@@ -134,6 +141,9 @@ int cli_cmd_info(int argc, char **argv)
     bool json = cli_opt_given(&spec, "json");
     if (index == NULL && !device)
         return cli_usage_error("give --index INDEX or --device");
+    int32_t constant_levels;
+    if ((status = cli_opt_constant_levels(&spec, &constant_levels)) != 0)
+        return status;
 
     harmonia_tree *tree = NULL;
     harmonia_tree_info info;
@@ -141,7 +151,9 @@ int cli_cmd_info(int argc, char **argv)
         if ((status = cli_load_index(index, !cli_opt_given(&spec, "no-verify"),
                                      cli_opt_given(&spec, "quiet"), &tree)) != 0)
             return status;
-        harmonia_status hs = harmonia_info(tree, &info);
+        harmonia_status hs = harmonia_set_constant_levels(tree, constant_levels);
+        if (hs == HARMONIA_OK)
+            hs = harmonia_info(tree, &info);
         if (hs != HARMONIA_OK) {
             status = cli_library_error(tree, hs, index);
             harmonia_free(tree);

@@ -26,6 +26,8 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
     {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},             \
     {"psa-bits", "B", "GPU: key bits the PSA sort uses (default: Eq. 2 over the keys' span)", NULL}, \
     {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
+    {"constant-levels", "N", "GPU: internal levels kept in __constant__ memory, a count or all "  \
+                             "(default 1: the root)", NULL},                                      \
     {"no-verify", NULL, "load the index without checksums and integrity check", NULL},          \
     {"quiet", NULL, "no progress bar, no summary", NULL}
 
@@ -82,10 +84,16 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
     run->config.psa_bits = (uint32_t)psa_bits;
     run->config.pipeline_depth = (uint32_t)depth;
 
+    int32_t constant_levels;
+    if ((status = cli_opt_constant_levels(spec, &constant_levels)) != 0)
+        return status;
+
     if ((status = cli_load_index(run->index_path, !cli_opt_given(spec, "no-verify"), run->quiet,
                                  &run->tree)) != 0)
         return status;
-    harmonia_status hs = harmonia_info(run->tree, &run->info);
+    harmonia_status hs = harmonia_set_constant_levels(run->tree, constant_levels);
+    if (hs == HARMONIA_OK)
+        hs = harmonia_info(run->tree, &run->info);
     if (hs != HARMONIA_OK)
         return cli_library_error(run->tree, hs, run->index_path);
     cli_progress progress;
