@@ -106,6 +106,8 @@ if want psa; then
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && commit="$commit (with uncommitted changes)"
+# prebuilt binaries name their own commit (the device copy's .git may lag behind the working tree)
+$prebuilt && commit="$(cut -d, -f1 "$BUILD/.prebuilt") (binaries built for sm_90 by bench/stage-prebuilt.sh)"
 if want suite-quick; then
     OMP_NUM_THREADS=16 timeout 240 "$BUILD"/bench/bench_suite --quick --out-dir "$OUT/suite-quick" \
         --commit "$commit" --command "bash bench/run-gpu.sh suite-quick" > "$OUT/suite-quick.log" 2>&1
