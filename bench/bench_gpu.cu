@@ -86,6 +86,7 @@ typedef struct options {
     uint32_t lanes = 0;
     int only_group = 0;
     int only_psa = -1;
+    int32_t constant_levels = HARMONIA_CONSTANT_LEVELS_DEFAULT;
 } options;
 
 static std::vector<uint64_t> parse_list(const char *text)
@@ -170,7 +171,8 @@ template <typename K> static int run(const options &o)
     CHECK_CUDA(cudaMemcpy(d_queries, queries.data(), n_q * sizeof(K), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(d_keys, keys.data(), n_keys * sizeof(K), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(d_kv, values.data(), n_keys * sizeof(K), cudaMemcpyHostToDevice));
-    if (harmonia_device_upload(tree) != HARMONIA_OK) {
+    if (harmonia_set_constant_levels(tree, o.constant_levels) != HARMONIA_OK ||
+        harmonia_device_upload(tree) != HARMONIA_OK) {
         fprintf(stderr, "bench_gpu: upload: %s\n", harmonia_last_error(tree));
         return 1;
     }
@@ -301,11 +303,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--lanes")) o.lanes = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--psa")) o.only_psa = atoi(v), i++;
         else if (!strcmp(a, "--group")) o.only_group = atoi(v), i++;
+        else if (!strcmp(a, "--constant-levels"))
+            o.constant_levels = !strcmp(v, "all") ? HARMONIA_CONSTANT_LEVELS_ALL : atoi(v), i++;
         else if (!strcmp(a, "--unordered")) o.orders = {1};
         else if (!strcmp(a, "--both-orders")) o.orders = {0, 1};
         else {
             fprintf(stderr, "usage: bench_gpu [--bits 32|64] [--keys-log2 N] [--queries-log2 N] [--fanout F] "
-                            "[--leaf-size L] [--runs R] [--windows W,W..] [--psa-bits B,B..] [--lanes 1-3] [--group G] [--psa 0|1] [--unordered | --both-orders]\n");
+                            "[--leaf-size L] [--runs R] [--windows W,W..] [--psa-bits B,B..] [--lanes 1-3] [--group G] [--psa 0|1] [--unordered | --both-orders] [--constant-levels N|all]\n");
             return 2;
         }
     }

@@ -28,10 +28,7 @@ want() {
 }
 only_suite=true
 for w in "${what[@]}"; do case "$w" in suite|suite-quick) ;; *) only_suite=false ;; esac; done
-# setup and build logs: in $OUT, except for suite-only calls (the file count is tight there), where
-# they stay aside and only their tail is printed on failure
-LOGS="$OUT"
-$only_suite && LOGS=$(mktemp -d)
+LOGS=$(mktemp -d)   # setup and build logs stay aside (few files come back); their tail is printed on failure
 
 # xxHash is not on the GPU machine: unpack the staged Debian packages beside cmocka's
 hd=/opt/hdeps
@@ -58,30 +55,31 @@ fi
 status=0
 if want tests; then
     if $prebuilt; then
-        # the meson test list, program by program: the GPU test beside the others, each with its log
-        cli=$BUILD/harmonia/cli/harmonia
-        run_test() {
-            local name=$1; shift
+        # meson's test list (bench/stage-prebuilt.sh wrote it), program by program, each in the build
+        # folder as meson runs it; the GPU test beside the others; outputs aside, one log comes back
+        tmp=$(mktemp -d)
+        run_test() { # name timeout command...
+            local name=$1 limit=$2; shift 2
             local t0=$SECONDS
-            OMP_NUM_THREADS=8 timeout 300 "$BUILD/tests/test_$name" "$@" > "$OUT/tests-$name.tmp" 2>&1
+            (cd "$BUILD" && OMP_NUM_THREADS=8 timeout "$limit" "$@") < /dev/null > "$tmp/$name.out" 2>&1
             local rc=$?
-            printf '%-14s %-5s %4d s\n' "$name" "$([ $rc -eq 0 ] && echo OK || { [ $rc -eq 77 ] && echo SKIP || echo "FAIL($rc)"; })" $((SECONDS - t0))
-            [ $rc -eq 0 ] || tail -30 "$OUT/tests-$name.tmp"
+            printf '%-18s %-8s %4d s\n' "$name" "$([ $rc -eq 0 ] && echo OK || { [ $rc -eq 77 ] && echo SKIP || echo "FAIL($rc)"; })" $((SECONDS - t0))
+            [ $rc -eq 0 ] || tail -30 "$tmp/$name.out"
         }
         {
-            run_test gpu > "$OUT/tests-gpu.res" &
-            for t in differential build checker psa_bits device_probe index_file update ntg_model; do run_test $t; done
-            for t in cli cli_update profile_cli; do run_test $t "$cli"; done
+            while IFS=$'\t' read -r -a t; do
+                [ "${t[0]}" = gpu ] && { run_test "${t[@]}" > "$tmp/gpu.res" & continue; }
+                run_test "${t[@]}"
+            done < "$BUILD/tests.list"
             wait
-            cat "$OUT/tests-gpu.res"
+            cat "$tmp/gpu.res" 2>/dev/null
         } > "$OUT/tests.log" 2>&1
         grep -E "^[a-z_]+ +(OK|SKIP|FAIL)" "$OUT/tests.log"
-        ! grep -qE "^[a-z_]+ +(FAIL|SKIP)" "$OUT/tests.log" || status=1
-        # every program's own output after the table, in one file (few files come back)
-        for f in "$OUT"/tests-*.tmp; do echo "=== $f"; cat "$f"; done >> "$OUT/tests.log"
-        rm -f "$OUT"/tests-*.tmp "$OUT/tests-gpu.res"
+        [ "$(grep -cE "^[a-z_]+ +OK" "$OUT/tests.log")" -eq "$(wc -l < "$BUILD/tests.list")" ] || status=1
+        for f in "$tmp"/*.out; do echo "=== $(basename "$f" .out)"; cat "$f"; done >> "$OUT/tests.log"
+        rm -rf "$tmp"
     else
-        OMP_NUM_THREADS=16 timeout 300 meson test -C "$BUILD" --print-errorlogs --num-processes 2 2>&1 | tee "$OUT/tests.log" | tail -20
+        OMP_NUM_THREADS=16 timeout 900 meson test -C "$BUILD" --print-errorlogs --num-processes 2 2>&1 | tee "$OUT/tests.log" | tail -20
         grep -q "^Fail: *0" "$OUT/tests.log" || status=1
     fi
 fi
@@ -96,7 +94,8 @@ if want sanitize; then
 fi
 if want bench; then
     B=$BUILD/bench/bench_gpu
-    { $B --bits 64 --keys-log2 23 && $B --bits 64 --keys-log2 26 && $B --bits 32 --keys-log2 28; } \
+    { timeout 120 $B --bits 64 --keys-log2 23 && timeout 120 $B --bits 64 --keys-log2 26 &&
+      timeout 180 $B --bits 32 --keys-log2 28; } \
         2>&1 | tee "$OUT/bench.txt" | grep -E "^#|G=|binary" || status=1
 fi
 if want psa; then

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # stage-prebuilt.sh — builds the sm_90 binaries on the development machine (no GPU needed) and copies
-# the ones the GPU machine runs (tests, benchmarks, the CLI) into .device-bin/, so a device call
-# spends its time running rather than compiling. The CUDA runtime is linked statically; cmocka and
-# xxHash come from .device-deps on the GPU machine (setup.sh puts them on LD_LIBRARY_PATH).
+# the ones the GPU machine runs (tests, benchmarks, the CLI) into .device-bin/, with the test list
+# (tests.list: name, timeout, command relative to the build folder, from `meson introspect`), so a
+# device call spends its time running rather than compiling. The CUDA runtime is linked
+# dynamically (meson 1.0's CUDA dependency adds -lcudart): the GPU machine's toolkit provides
+# libcudart.so.13; cmocka and xxHash come from .device-deps (setup.sh puts them on LD_LIBRARY_PATH).
 # Usage: bash bench/stage-prebuilt.sh   then carry [".device-deps", ".device-bin"] and run
 #        source .device-deps/setup.sh && BUILD=.device-bin bash bench/run-gpu.sh ...
 set -euo pipefail
+cd "$(dirname "$0")/.."
 B=${STAGE_BUILD:-build-dev90}
-[ -f "$B/build.ninja" ] || meson setup "$B" -Dbuildtype=release -Dgpu_arch=90
+if [ -f "$B/build.ninja" ]; then
+    meson configure "$B" -Dbuildtype=release -Dgpu_arch=90 > /dev/null
+else
+    meson setup "$B" -Dbuildtype=release -Dgpu_arch=90
+fi
 ninja -C "$B"
 rm -rf .device-bin
 mkdir -p .device-bin/tests .device-bin/bench .device-bin/harmonia/cli
@@ -15,6 +22,14 @@ cp "$B"/tests/test_* .device-bin/tests/ 2>/dev/null || true
 rm -rf .device-bin/tests/*.p
 for f in "$B"/bench/*; do [ -f "$f" ] && [ -x "$f" ] && cp "$f" .device-bin/bench/; done
 cp "$B/harmonia/cli/harmonia" .device-bin/harmonia/cli/
-echo "$(git rev-parse --short HEAD)$([ -n "$(git status --porcelain --untracked-files=no | head -1)" ] && echo ' (with uncommitted changes)'), built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .device-bin/.prebuilt
+meson introspect "$B" --tests | python3 -c '
+import json, os, sys
+build = os.path.abspath(sys.argv[1]) + "/"
+for t in json.load(sys.stdin):
+    cmd = [a[len(build):] if a.startswith(build) else a for a in t["cmd"]]
+    print("\t".join([t["name"], str(t.get("timeout") or 300)] + cmd))
+' "$B" > .device-bin/tests.list
+dirty=$([ -n "$(git status --porcelain | grep -v '^?? \.device' | head -1)" ] && echo ' (with uncommitted changes)' || true)
+echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .device-bin/.prebuilt
 grep -qx '/.device-bin/' .gitignore || echo '/.device-bin/' >> .gitignore
-du -sh .device-bin
+echo "$(wc -l < .device-bin/tests.list) tests listed; $(du -sh .device-bin | cut -f1) in .device-bin"

@@ -298,6 +298,26 @@ harmonia_status hm_gpu_enter(harmonia_tree *tree)
     harmonia_status st = HARMONIA_OK;
     if (!tree->gpu || tree->gpu->version != tree->version)
         st = upload_locked(tree);
+    if (st == HARMONIA_OK) {
+        /* harmonia_set_constant_levels changed the cut since the upload: a new __constant__ part */
+        hm_gpu *g = tree->gpu;
+        uint32_t levels = 0;
+        const uint32_t entries = (uint32_t)hm_constant_entries(tree, &levels);
+        if (entries != g->constant_entries) {
+            uint32_t *part = (uint32_t *)malloc((entries + 1) * sizeof(uint32_t));
+            if (!part) {
+                st = hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory copying the constant part");
+            } else {
+                memcpy(part, tree->kr.first_child, entries * sizeof(uint32_t));
+                free(g->h_constant);
+                g->h_constant = part;
+                g->constant_entries = entries;
+                g->view.constant_entries = entries;
+                if (constant_owner == g->upload_id)
+                    constant_owner = 0; /* reloaded below, after the work in flight */
+            }
+        }
+    }
     if (st == HARMONIA_OK && constant_owner != tree->gpu->upload_id) {
         /* work of another tree may still read the old constants: wait for it first */
         cudaError_t e = cudaDeviceSynchronize();

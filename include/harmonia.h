@@ -443,8 +443,9 @@ void harmonia_device_release(harmonia_tree *tree);
  * the levels that fit, 13.1 ms with the root alone; bench/RESULTS.md). Hence the default,
  * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many
  * whole levels as fit in the 48 KiB budget (the paper's choice); 0 keeps none. A count above what
- * fits is cut to what fits. Takes effect at the next upload (harmonia_device_upload, or the first
- * GPU query after harmonia_device_release); harmonia_info reports the cut of the next upload.
+ * fits is cut to what fits. Takes effect at the next GPU call (an existing device copy gets the new
+ * cut then, without a re-upload); harmonia_info reports it. Not to be called while other threads
+ * query the tree.
  * Errors: INVALID (NULL tree, levels below -1). */
 #define HARMONIA_CONSTANT_LEVELS_DEFAULT 1
 #define HARMONIA_CONSTANT_LEVELS_ALL (-1)

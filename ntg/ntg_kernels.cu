@@ -58,7 +58,7 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
  * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
  * lanes only; a mask computed per lane costs a WARPSYNC per call (measured on the H100: G = 2 at
  * 2^26 keys went from 17.3 to 24.4 ms per 2^27 lookups when the descents used it). */
-template <typename K, int G, bool STRICT, bool WARP_UNIFORM = true>
+template <typename K, int G, bool STRICT, bool WARP_UNIFORM>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
                                                 uint32_t lane_in_group, uint32_t group_shift)
 {
@@ -85,7 +85,7 @@ __device__ __forceinline__ uint32_t first_child_at(const ntg_view &v, uint64_t n
 }
 
 /* Leaf number (0-based) where the search for q ends. */
-template <typename K, int G, bool WARP_UNIFORM = true>
+template <typename K, int G, bool WARP_UNIFORM>
 __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift)
 {
@@ -101,7 +101,7 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
 }
 
 /* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count). */
-template <typename K, int G, bool WARP_UNIFORM = true>
+template <typename K, int G, bool WARP_UNIFORM>
 __device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out)
 {
@@ -156,9 +156,9 @@ lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *_
         const uint64_t i = base + p.group_in_warp;
         const bool active = i < n;
         const K q = active ? queries[i] : queries[base];
-        const uint64_t leaf = descend<K, G>(v, q, p.lane_in_group, p.group_shift);
+        const uint64_t leaf = descend<K, G, true>(v, q, p.lane_in_group, p.group_shift);
         const K *leaf_keys = keys + v.leaf_key_base + leaf * v.leaf_size;
-        const uint32_t slot = group_count<K, G, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift);
+        const uint32_t slot = group_count<K, G, true, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift);
         if (active && p.lane_in_group == 0) {
             const bool found = slot < v.leaf_size && __ldg(leaf_keys + slot) == q &&
                                (q != max_key_of<K>() || v.max_key_present);
@@ -194,7 +194,7 @@ lower_bound_kernel(const ntg_view v, const K *__restrict__ queries, const uint32
         const K q = active ? queries[i] : queries[base];
         uint64_t leaf;
         uint32_t slot;
-        rank_of<K, G>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot);
+        rank_of<K, G, true>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot);
         if (active && p.lane_in_group == 0) {
             const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
             if (slot == in_leaf) { /* the answer, if any, is the next leaf's first key */
@@ -225,7 +225,7 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
         const K a = active ? lo[i] : lo[base], b = active ? hi[i] : hi[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t below_lo = rank_of<K, G>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
+        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
         /* keys <= b: all when b is the maximum, else the rank of b + 1: walk forward from the lower
          * bound's leaf while every key of the leaf is < b + 1 (a short range ends there), and
          * descend again only when the walk is too long */
@@ -312,7 +312,7 @@ range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t 
         const K a = active ? lo[i] : lo[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t start_rank = rank_of<K, G>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
+        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
         uint64_t remaining = active ? offsets[i + 1] - offsets[i] : 0;
         uint64_t out = active ? offsets[i] - offset_base : 0;
         const uint64_t skipped = active && skip ? skip[i] : 0;

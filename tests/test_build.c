@@ -266,6 +266,43 @@ static void test_shape_and_fill(void **state)
     assert_int_equal(harmonia_set_constant_levels(t, -2), HARMONIA_ERR_INVALID);
     assert_int_equal(harmonia_set_constant_levels(NULL, 1), HARMONIA_ERR_INVALID);
     harmonia_free(t);
+
+    /* a root that is a leaf has no internal level: no cut whatever the setting */
+    for (uint64_t small = 0; small <= 7; small += 7) {
+        c.leaf_fill = 1.0;
+        assert_int_equal(harmonia_build(&c, keys, NULL, small, &t), HARMONIA_OK);
+        const int32_t settings[] = {0, 1, 5, HARMONIA_CONSTANT_LEVELS_ALL};
+        for (unsigned s = 0; s < 4; s++) {
+            assert_int_equal(harmonia_set_constant_levels(t, settings[s]), HARMONIA_OK);
+            assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+            assert_int_equal(info.height, 1);
+            assert_int_equal(info.constant_prefix_levels, 0);
+            assert_int_equal(info.constant_prefix_entries, 0);
+        }
+        harmonia_free(t);
+    }
+    free(keys);
+
+    /* the 48 KiB budget (12288 entries) cuts ALL and large counts: 2^20 keys, F = L = 8 give
+     * 131072 leaves under 6 internal levels of 16384, 2048, 256, 32, 4, 1 nodes: the top 5 fit */
+    n = 1u << 20;
+    keys = malloc(n * 8);
+    for (uint64_t i = 0; i < n; i++)
+        keys[i] = i * 5 + 3;
+    c.fanout = 8;
+    c.leaf_size = 8;
+    c.leaf_fill = 1.0;
+    assert_int_equal(harmonia_build(&c, keys, NULL, n, &t), HARMONIA_OK);
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    assert_int_equal(info.height, 7);
+    const int32_t big[] = {HARMONIA_CONSTANT_LEVELS_ALL, 6, 7, 64};
+    for (unsigned s = 0; s < 4; s++) {
+        assert_int_equal(harmonia_set_constant_levels(t, big[s]), HARMONIA_OK);
+        assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+        assert_int_equal(info.constant_prefix_levels, 5);
+        assert_int_equal(info.constant_prefix_entries, 1 + 4 + 32 + 256 + 2048 + 1);
+    }
+    harmonia_free(t);
     free(keys);
 }
 

@@ -220,6 +220,9 @@ static void test_end_to_end(void **state)
     run(f, "info", "--index", index, "--constant-levels", "0", NULL);
     expect_ok(f);
     assert_non_null(strstr(f->out, "constant cut     0 internal levels, 0 first-child entries"));
+    run(f, "lookup", "--index", index, "--queries", queries, "--backend", "cpu", "--constant-levels", "all",
+        "--out", in_dir(f, "r-constant.txt"), NULL);
+    expect_ok(f);
     run(f, "info", "--index", index, "--constant-levels", "all", "--json", NULL);
     expect_ok(f);
     assert_non_null(strstr(f->out, "\"constant_prefix_levels\":"));
@@ -526,7 +529,10 @@ static void test_usage_errors(void **state)
     assert_int_equal(run(f, "info", NULL), 2);
     assert_int_equal(run(f, "info", "--device", "--constant-levels", "-1", NULL), 2);
     assert_non_null(strstr(f->err, "--constant-levels takes a number of levels"));
+    assert_int_equal(run(f, "info", "--device", "--constant-levels", "2", NULL), 2);
+    assert_non_null(strstr(f->err, "give --index INDEX"));
     assert_int_equal(run(f, "lookup", "--index", "i", "--queries", "q", "--constant-levels", "some", NULL), 2);
+    assert_non_null(strstr(f->err, "not 'some'"));
     assert_int_equal(run(f, "build", "--input", "a", "--input", "b", "--out", "c", NULL), 2);
     assert_int_equal(run(f, "bench", "--runs", "0", NULL), 2);
     assert_int_equal(run(f, "build", "--input", "a", "--fanout", "12", "--out", "c", NULL), 2);

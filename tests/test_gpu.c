@@ -396,15 +396,26 @@ static void test_device_copy_life_cycle(void **state)
         harmonia_info(t, &info);
         assert_false(info.device_resident);
     }
-    /* every __constant__ cut: none, the root (default), two levels, all that fit (each re-uploaded) */
-    const int32_t cuts[] = {0, 1, 2, HARMONIA_CONSTANT_LEVELS_ALL, 40};
+    /* every __constant__ cut: none, the root (default), two levels, all that fit; changed on the
+     * live device copy (odd rounds) or before a fresh upload (even rounds); every query kind */
+    harmonia_tree_info shape;
+    harmonia_info(t, &shape);
+    assert_int_equal(shape.height, 4); /* 50000 keys, F = L = 16: 3 internal levels */
+    const int32_t cuts[] = {0, 1, 2, HARMONIA_CONSTANT_LEVELS_ALL, 40, 1};
+    const uint32_t cut_levels[] = {0, 1, 2, 3, 3, 1};
     for (unsigned c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
         assert_int_equal(harmonia_set_constant_levels(t, cuts[c]), HARMONIA_OK);
-        harmonia_device_release(t);
+        if (c % 2 == 0)
+            harmonia_device_release(t);
         check_lookups(t, 64, q, 4000, 2, 0, 0, 0, 0);
         check_lookups(t, 64, q, 4000, 16, 1, 1024, 1, 0);
+        check_lower_bounds(t, 64, q, 4000, 4, 1, 0, 1);
+        check_ranges(t, &m, 300, 2, c % 2, &rng);
+        harmonia_tree_info info;
+        harmonia_info(t, &info);
+        assert_int_equal(info.constant_prefix_levels, cut_levels[c]);
+        assert_true(info.device_resident);
     }
-    assert_int_equal(harmonia_set_constant_levels(t, HARMONIA_CONSTANT_LEVELS_DEFAULT), HARMONIA_OK);
     /* two trees alternate: each call must see its own __constant__ part */
     tu_model m2;
     tu_model_make(&m2, 64, 70000, TU_CLUSTERED, &rng);

@@ -144,6 +144,8 @@ int cli_cmd_info(int argc, char **argv)
     int32_t constant_levels;
     if ((status = cli_opt_constant_levels(&spec, &constant_levels)) != 0)
         return status;
+    if (index == NULL && cli_opt_given(&spec, "constant-levels"))
+        return cli_usage_error("--constant-levels describes an index: give --index INDEX");
 
     harmonia_tree *tree = NULL;
     harmonia_tree_info info;
