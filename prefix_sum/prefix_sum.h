@@ -28,9 +28,11 @@
 #define PS_CONSTANT_BUDGET_BYTES (48u * 1024u)
 #define PS_CONSTANT_MAX_ENTRIES (PS_CONSTANT_BUDGET_BYTES / 4u)
 
-/* Number of first_child entries kept in __constant__ memory: the entries of the levels that fit
+/* Number of first_child entries that fit in __constant__ memory: the entries of the levels that fit
  * whole in the budget, plus one sentinel entry so that every node of those levels finds its child
- * count there too. *levels_out gets the number of such levels. */
+ * count there too. *levels_out gets the number of such levels. This is the most a device copy may
+ * keep there (HARMONIA_CONSTANT_LEVELS_ALL); by default it keeps the root level only, see
+ * harmonia_set_constant_levels and hm_constant_entries (harmonia/tree.c) for why. */
 uint64_t ps_constant_entries(const kr_tree *tree, uint32_t *levels_out);
 
 /* The same with at most max_entries entries (whole levels plus the sentinel; 0 when not even the
