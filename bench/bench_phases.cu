@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harmonia/gpu_internal.h"
+#include "suite.h" /* sx_mix64, sx_mix32: the suite's bijective hashes */
 
 #define CHECK_CUDA(call)                                                                          \
     do {                                                                                          \
@@ -35,22 +36,6 @@
             exit(1);                                                                              \
         }                                                                                         \
     } while (0)
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint32_t mix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    return h ^ (h >> 16);
-}
 
 /* Times fn (enqueued on the default stream): one warm-up, then the median of runs, in ms. */
 template <typename F> static double time_ms(uint32_t runs, F fn)
@@ -88,7 +73,7 @@ template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, 
     const uint32_t n = 1u << queries_log2;
     std::vector<K> keys(n_keys), values(n_keys);
     for (uint64_t i = 0; i < n_keys; i++) {
-        keys[i] = sizeof(K) == 8 ? (K)mix64(i + 1) : (K)mix32((uint32_t)(i + 1));
+        keys[i] = sizeof(K) == 8 ? (K)sx_mix64(i + 1) : (K)sx_mix32((uint32_t)(i + 1));
         values[i] = (K)(i + 1);
     }
     harmonia_build_config bc;
@@ -99,7 +84,7 @@ template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, 
     std::vector<K> queries(n);
     uint64_t s = 12345;
     for (uint32_t i = 0; i < n; i++)
-        queries[i] = keys[mix64(s + i) % n_keys];
+        queries[i] = keys[sx_mix64(s + i) % n_keys];
 
     /* the device copy and its __constant__ part, through one GPU lookup */
     CHECK_HM(tree, harmonia_device_upload(tree));
@@ -191,7 +176,7 @@ template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, 
         std::vector<uint8_t> want_found(sample);
         std::vector<uint32_t> at(sample);
         for (uint32_t i = 0; i < sample; i++) {
-            at[i] = (uint32_t)(mix64(977 + i) % n);
+            at[i] = (uint32_t)(sx_mix64(977 + i) % n);
             sq[i] = queries[at[i]];
         }
         harmonia_query_config cpu;

@@ -115,6 +115,28 @@ extern "C" void hm_gpu_release(harmonia_tree *tree)
     pthread_mutex_unlock(&gpu_lock);
 }
 
+/* The host copy of the __constant__ part for the tree's cut (hm_constant_entries), made when the
+ * device copy has none or a different cut; a changed part is loaded again by hm_gpu_enter. Called
+ * under the GPU lock. NO_MEMORY leaves the device copy's part as it was. */
+static harmonia_status set_constant_part(harmonia_tree *tree, hm_gpu *g)
+{
+    uint32_t levels = 0;
+    const uint32_t entries = (uint32_t)hm_constant_entries(tree, &levels);
+    if (g->h_constant && entries == g->constant_entries)
+        return HARMONIA_OK;
+    uint32_t *part = (uint32_t *)malloc((entries + 1) * sizeof(uint32_t));
+    if (!part)
+        return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory copying the constant part");
+    memcpy(part, tree->kr.first_child, entries * sizeof(uint32_t));
+    free(g->h_constant);
+    g->h_constant = part;
+    g->constant_entries = entries;
+    g->view.constant_entries = entries;
+    if (constant_owner == g->upload_id)
+        constant_owner = 0; /* loaded again by hm_gpu_enter, after the work in flight */
+    return HARMONIA_OK;
+}
+
 static harmonia_status upload_locked(harmonia_tree *tree)
 {
     if (!hm_gpu_usable())
@@ -164,15 +186,11 @@ static harmonia_status upload_locked(harmonia_tree *tree)
         }
         return hm_gpu_fail(tree, e, "uploading the tree");
     }
-    uint32_t levels = 0;
-    g->constant_entries = (uint32_t)hm_constant_entries(tree, &levels);
-    g->h_constant = (uint32_t *)malloc((g->constant_entries + 1) * sizeof(uint32_t));
-    if (!g->h_constant) {
+    if (set_constant_part(tree, g) != HARMONIA_OK) {
         free_device_copy(g);
         free(g);
-        return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory copying the constant part");
+        return HARMONIA_ERR_NO_MEMORY;
     }
-    memcpy(g->h_constant, t->first_child, g->constant_entries * sizeof(uint32_t));
     ntg_view *v = &g->view;
     v->keys = g->d_keys;
     v->leaf_values = g->d_values;
@@ -298,26 +316,8 @@ harmonia_status hm_gpu_enter(harmonia_tree *tree)
     harmonia_status st = HARMONIA_OK;
     if (!tree->gpu || tree->gpu->version != tree->version)
         st = upload_locked(tree);
-    if (st == HARMONIA_OK) {
-        /* harmonia_set_constant_levels changed the cut since the upload: a new __constant__ part */
-        hm_gpu *g = tree->gpu;
-        uint32_t levels = 0;
-        const uint32_t entries = (uint32_t)hm_constant_entries(tree, &levels);
-        if (entries != g->constant_entries) {
-            uint32_t *part = (uint32_t *)malloc((entries + 1) * sizeof(uint32_t));
-            if (!part) {
-                st = hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory copying the constant part");
-            } else {
-                memcpy(part, tree->kr.first_child, entries * sizeof(uint32_t));
-                free(g->h_constant);
-                g->h_constant = part;
-                g->constant_entries = entries;
-                g->view.constant_entries = entries;
-                if (constant_owner == g->upload_id)
-                    constant_owner = 0; /* reloaded below, after the work in flight */
-            }
-        }
-    }
+    if (st == HARMONIA_OK) /* harmonia_set_constant_levels may have changed the cut since the upload */
+        st = set_constant_part(tree, tree->gpu);
     if (st == HARMONIA_OK && constant_owner != tree->gpu->upload_id) {
         /* work of another tree may still read the old constants: wait for it first */
         cudaError_t e = cudaDeviceSynchronize();

@@ -27,6 +27,37 @@ extern char **environ;
 
 static const char *harmonia_path; /* argv[1] of the test program */
 
+/* ---- the model of the CLI tests: (key, value) pairs sorted by key ------------------------------- */
+
+typedef struct pair {
+    uint64_t key, value;
+} pair;
+
+typedef struct model {
+    pair *pairs; /* sorted by key */
+    size_t n, capacity;
+} model;
+
+static inline int compare_pairs(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Index of the first pair with key >= q. */
+static inline size_t model_lower_bound(const model *m, uint64_t q)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->pairs[mid].key < q)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Takes the tool's path from argv[1]; false, after the usage line, when there is none. */
 static inline bool fixture_take_tool(int argc, char **argv)
 {

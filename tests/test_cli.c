@@ -7,20 +7,7 @@ static int setup(void **state) { return fixture_setup(state, "harmonia-cli"); }
 
 /* ---- the model ----------------------------------------------------------------------------- */
 
-typedef struct pair {
-    uint64_t key, value;
-} pair;
-
-typedef struct model {
-    pair *pairs; /* sorted by key */
-    size_t n;
-} model;
-
-static int compare_pairs(const void *a, const void *b)
-{
-    const pair *x = a, *y = b;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
+/* pair, model, compare_pairs and model_lower_bound: tests/cli_fixture.h */
 
 /* Reads a binary key,value file of 32- or 64-bit records into a sorted model. */
 static model model_from_binary(const char *path, int bits)
@@ -30,7 +17,7 @@ static model model_from_binary(const char *path, int bits)
     assert_non_null(data);
     size_t width = (size_t)bits / 8;
     assert_int_equal(size % (2 * width), 0);
-    model m = {malloc((size / (2 * width) + 1) * sizeof(pair)), size / (2 * width)};
+    model m = {malloc((size / (2 * width) + 1) * sizeof(pair)), size / (2 * width), size / (2 * width) + 1};
     assert_non_null(m.pairs);
     for (size_t i = 0; i < m.n; i++) {
         if (bits == 32) {
@@ -55,17 +42,16 @@ static model model_from_text(const char *path)
 {
     FILE *file = fopen(path, "r");
     assert_non_null(file);
-    model m = {NULL, 0};
-    size_t capacity = 0;
+    model m = {NULL, 0, 0};
     char line[256];
     while (fgets(line, sizeof line, file) != NULL) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
         unsigned long long k, v;
         assert_int_equal(sscanf(line, "%llu,%llu", &k, &v), 2);
-        if (m.n == capacity) {
-            capacity = capacity ? capacity * 2 : 1024;
-            m.pairs = realloc(m.pairs, capacity * sizeof(pair));
+        if (m.n == m.capacity) {
+            m.capacity = m.capacity ? m.capacity * 2 : 1024;
+            m.pairs = realloc(m.pairs, m.capacity * sizeof(pair));
             assert_non_null(m.pairs);
         }
         m.pairs[m.n++] = (pair){k, v};
@@ -73,20 +59,6 @@ static model model_from_text(const char *path)
     fclose(file);
     qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
     return m;
-}
-
-/* Index of the first pair with key >= q. */
-static size_t model_lower_bound(const model *m, uint64_t q)
-{
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->pairs[mid].key < q)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 static uint64_t *read_binary_keys(const char *path, int bits, size_t *n_out)
@@ -451,7 +423,7 @@ static void test_malformed_line(void **state)
     const char *odd = in_dir(f, "odd.bin");
     write_all(odd, "0123456789");
     run(f, "build", "--input", odd, "--out", in_dir(f, "x.idx"), NULL);
-    expect_error(f, 1, "odd.bin: size 10 bytes");
+    expect_error(f, 1, "odd.bin: size 10 bytes is not a multiple of the 16-byte key or key,value record (2 x 64-bit, binary)");
     /* the good lines parse: comments, blanks, spaces, hex */
     const char *good = in_dir(f, "good.txt");
     write_all(good, "# header\n\n 0x10 , 1\n2\t2\n3,3 # three\n");

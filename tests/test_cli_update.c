@@ -32,14 +32,7 @@ static void assert_unchanged(const snapshot *s, const char *path)
 
 /* ---- the model: sorted pairs, and the operations applied to them in file order --------------- */
 
-typedef struct pair {
-    uint64_t key, value;
-} pair;
-
-typedef struct model {
-    pair *pairs; /* sorted by key, distinct */
-    size_t n, capacity;
-} model;
+/* pair, model (sorted by key, distinct here), compare_pairs, model_lower_bound: cli_fixture.h */
 
 enum { OP_INSERT = 0, OP_UPDATE = 1, OP_UPSERT = 2, OP_DELETE = 3 };
 
@@ -53,12 +46,6 @@ typedef struct op_list {
     op *ops;
     size_t n;
 } op_list;
-
-static int compare_pairs(const void *a, const void *b)
-{
-    const pair *x = a, *y = b;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
 
 static int compare_keys(const void *a, const void *b)
 {
@@ -126,19 +113,6 @@ static model model_copy(const model *m)
     assert_non_null(c.pairs);
     memcpy(c.pairs, m->pairs, m->n * sizeof(pair));
     return c;
-}
-
-static size_t model_lower_bound(const model *m, uint64_t key)
-{
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->pairs[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Reads an operations file as the test understands the format (text: "+ k v", "= k v", "* k v",
@@ -599,6 +573,14 @@ static void test_strict_policies(void **state)
     run(f, "lookup", "--index", index, "--queries", queries, NULL);
     expect_ok(f);
     assert_string_equal(f->out, "10\tNOT FOUND\n15\tNOT FOUND\n20\t2\n25\tNOT FOUND\n40\t3\n");
+    /* a binary ops file that is not a whole number of records applies nothing */
+    free(before.data);
+    before = take_snapshot(index);
+    write_bytes(ops_bin, records, sizeof records - 4);
+    run(f, "update", "--index", index, "--ops", ops_bin, NULL);
+    expect_error(f, 1, "ops.bin: size 68 bytes is not a multiple of the 24-byte operation record "
+                       "(kind,key,value x 64-bit, binary)");
+    assert_unchanged(&before, index);
     free(before.data);
 }
 

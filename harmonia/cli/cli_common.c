@@ -21,27 +21,30 @@ static void print_prefix(void)
         fprintf(stderr, "harmonia: ");
 }
 
+/* "harmonia <command>: <message>" on stderr, after whatever stdout holds. */
+static void report(const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    print_prefix();
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int cli_error(const char *fmt, ...)
 {
     va_list ap;
-    fflush(stdout);
-    print_prefix();
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    report(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return CLI_EXIT_FAIL;
 }
 
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
-    fflush(stdout);
-    print_prefix();
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    report(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     if (cli_command[0] != '\0')
         fprintf(stderr, "Try 'harmonia %s --help'.\n", cli_command);
     else

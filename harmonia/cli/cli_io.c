@@ -55,11 +55,12 @@ void cli_records_free(cli_records *records)
 
 /* ---- binary -------------------------------------------------------------------------------- */
 
-static int read_binary(const char *path, uint32_t key_bits, int fields, const char *what,
-                       cli_records *out, cli_progress *progress)
+/* Opens a binary file of fixed-size records: a regular file whose size is a multiple of
+ * record_bytes. record_name describes one record for the message, e.g. "query record (1 x 64-bit)".
+ * Returns 0 with the open file and the record count, else the error status (file closed). */
+static int open_binary_records(const char *path, size_t record_bytes, const char *record_name, FILE **file_out,
+                               uint64_t *count_out)
 {
-    size_t width = key_bits / 8;
-    size_t record_bytes = width * (size_t)fields;
     FILE *file = fopen(path, "rb");
     if (file == NULL)
         return cli_error("%s: cannot open: %s", path, strerror(errno));
@@ -76,11 +77,26 @@ static int read_binary(const char *path, uint32_t key_bits, int fields, const ch
     uint64_t size = (uint64_t)st.st_size;
     if (size % record_bytes != 0) {
         fclose(file);
-        return cli_error("%s: size %llu bytes is not a multiple of the %zu-byte %s record "
-                         "(%d x %u-bit, binary): a wrong key width or format?",
-                         path, (unsigned long long)size, record_bytes, what, fields, key_bits);
+        return cli_error("%s: size %llu bytes is not a multiple of the %zu-byte %s, binary): a wrong key "
+                         "width or format?", path, (unsigned long long)size, record_bytes, record_name);
     }
-    uint64_t count = size / record_bytes;
+    *file_out = file;
+    *count_out = size / record_bytes;
+    return 0;
+}
+
+static int read_binary(const char *path, uint32_t key_bits, int fields, const char *what,
+                       cli_records *out, cli_progress *progress)
+{
+    size_t width = key_bits / 8;
+    size_t record_bytes = width * (size_t)fields;
+    char record_name[96];
+    snprintf(record_name, sizeof record_name, "%s record (%d x %u-bit", what, fields, key_bits);
+    FILE *file;
+    uint64_t count;
+    int opened = open_binary_records(path, record_bytes, record_name, &file, &count);
+    if (opened != 0)
+        return opened;
     out->key_bits = key_bits;
     out->count = count;
     out->fields = fields;
@@ -547,27 +563,13 @@ static int read_ops_binary(const char *path, uint32_t key_bits, cli_ops *out,
 {
     size_t width = key_bits / 8;
     size_t record_bytes = 3 * width;
-    FILE *file = fopen(path, "rb");
-    if (file == NULL)
-        return cli_error("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(file), &st) != 0) {
-        int err = errno;
-        fclose(file);
-        return cli_error("%s: cannot stat: %s", path, strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fclose(file);
-        return cli_error("%s: not a regular file", path);
-    }
-    uint64_t size = (uint64_t)st.st_size;
-    if (size % record_bytes != 0) {
-        fclose(file);
-        return cli_error("%s: size %llu bytes is not a multiple of the %zu-byte operation record "
-                         "(kind,key,value x %u-bit, binary): a wrong key width or format?",
-                         path, (unsigned long long)size, record_bytes, key_bits);
-    }
-    uint64_t count = size / record_bytes;
+    char record_name[96];
+    snprintf(record_name, sizeof record_name, "operation record (kind,key,value x %u-bit", key_bits);
+    FILE *file;
+    uint64_t count;
+    int opened = open_binary_records(path, record_bytes, record_name, &file, &count);
+    if (opened != 0)
+        return opened;
     out->key_bits = key_bits;
     out->count = count;
     out->kinds = malloc(count > 0 ? count : 1);
