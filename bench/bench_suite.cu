@@ -108,8 +108,8 @@ static point_spec spec_of(uint32_t bits, uint32_t keys_log2, uint32_t runs)
     s.bits = bits;
     s.keys_log2 = keys_log2;
     s.dist = KEYS_UNIFORM;
-    s.fanout = 16;
-    s.leaf = 16;
+    s.fanout = HARMONIA_DEFAULT_FANOUT(bits); /* the library's defaults: F = 32 for 32-bit keys */
+    s.leaf = HARMONIA_DEFAULT_LEAF_SIZE;
     s.runs = runs;
     return s;
 }
@@ -1108,7 +1108,7 @@ static void cpu_point(suite_state &S, uint32_t bits, uint32_t keys_log2, key_dis
     double t0 = suite_now();
     eyt_build_host(&P.eyt, bits, P.h_keys, P.h_values, P.n);
     P.have_eyt = true;
-    build_row(S, bits, keys_log2, dist, 16, 16, "eytzinger_k9 (CPU)", "build from sorted", suite_now() - t0, P.n,
+    build_row(S, bits, keys_log2, dist, P.s.fanout, P.s.leaf, "eytzinger_k9 (CPU)", "build from sorted", suite_now() - t0, P.n,
               strf("height %u", P.eyt.height));
     measure("eytzinger_k9_cpu", "the layout the GPU baseline builds", [&] {
         eyt_lookup_host(P.eyt, q.data(), P.nq, v.data(), f.data());
@@ -1116,7 +1116,7 @@ static void cpu_point(suite_state &S, uint32_t bits, uint32_t keys_log2, key_dis
     t0 = suite_now();
     hbt_build_host(&P.hbt, bits, P.h_keys, P.h_values, P.n, P.s.fanout);
     P.have_hbt = true;
-    build_row(S, bits, keys_log2, dist, 16, 16, "hbtree (CPU)", "build from sorted", suite_now() - t0, P.n,
+    build_row(S, bits, keys_log2, dist, P.s.fanout, P.s.leaf, "hbtree (CPU)", "build from sorted", suite_now() - t0, P.n,
               strf("height %u", P.hbt.shape.height));
     measure("hbtree_cpu", "the pointer B+tree the GPU baseline builds", [&] {
         hbt_lookup_host(P.hbt, q.data(), P.nq, v.data(), f.data());
@@ -1226,10 +1226,10 @@ static void cpu_build(suite_state &S, uint32_t bits, uint32_t keys_log2)
         return;
     }
     const char *m = "cpu_unsorted";
-    build_row(S, bits, keys_log2, KEYS_UNIFORM, 16, 16, m, "copy + radix sort", timer.sort_end - timer.sort_start, n, "");
-    build_row(S, bits, keys_log2, KEYS_UNIFORM, 16, 16, m, "duplicate check", timer.layout_start - timer.sort_end, n, "");
-    build_row(S, bits, keys_log2, KEYS_UNIFORM, 16, 16, m, "layout", timer.layout_end - timer.layout_start, n, "");
-    build_row(S, bits, keys_log2, KEYS_UNIFORM, 16, 16, m, "total", total, n,
+    build_row(S, bits, keys_log2, KEYS_UNIFORM, s.fanout, s.leaf, m, "copy + radix sort", timer.sort_end - timer.sort_start, n, "");
+    build_row(S, bits, keys_log2, KEYS_UNIFORM, s.fanout, s.leaf, m, "duplicate check", timer.layout_start - timer.sort_end, n, "");
+    build_row(S, bits, keys_log2, KEYS_UNIFORM, s.fanout, s.leaf, m, "layout", timer.layout_end - timer.layout_start, n, "");
+    build_row(S, bits, keys_log2, KEYS_UNIFORM, s.fanout, s.leaf, m, "total", total, n,
               strf("%d threads; tree checked", omp_get_max_threads()));
     harmonia_free(tree);
 }

@@ -95,12 +95,28 @@ class Run:
         self.range = read(dir_, "range.csv")
         self.build = read(dir_, "build.csv")
 
+    def default_shape(self, bits):
+        """(fanout, leaf_size) as strings: the shape of the run's priority points for this key width
+        (the library's defaults when the suite ran: F = L = 16 before session 3, F = 32 for 32-bit
+        keys since), found from the rows of a baseline only the priority points run."""
+        for r in self.lookup:
+            if int(r["key_bits"]) == bits and r["method"] == "bs_fullsort" and r["key_dist"] == "uniform":
+                return r["fanout"], r["leaf_size"]
+        return ("32" if bits == 32 else "16"), "16"
+
+    def is_default_shape(self, r):
+        return (r["fanout"], r["leaf_size"]) == self.default_shape(int(r["key_bits"]))
+
     def m(self, key, default=""):
         v = self.meta.get(key)
         return v[-1] if v else default
 
-    def rows(self, bits, log2, method=None, dist="uniform", qdist="uniform", hits=1.0, fanout="16", leaf="16",
+    def rows(self, bits, log2, method=None, dist="uniform", qdist="uniform", hits=1.0, fanout=None, leaf=None,
              memory="device", default_knobs=True, verified=True):
+        if fanout is None or leaf is None:
+            f, l = self.default_shape(bits)
+            fanout = fanout or f
+            leaf = leaf or l
         out = []
         for r in self.lookup:
             if int(r["key_bits"]) != bits or int(r["keys_log2"]) != log2 or r["key_dist"] != dist:
@@ -245,7 +261,7 @@ def section_points(run, out):
     points = []
     for r in run.lookup:
         key = (int(r["key_bits"]), int(r["keys_log2"]))
-        if r["key_dist"] == "uniform" and r["fanout"] == "16" and r["leaf_size"] == "16" and key not in points:
+        if r["key_dist"] == "uniform" and run.is_default_shape(r) and key not in points:
             if any(x["method"] == "bs_fullsort" for x in run.rows(*key)):  # a priority point (every baseline)
                 points.append(key)
     for bits, log2 in points:
@@ -255,7 +271,7 @@ def section_points(run, out):
             continue
         gather = max((num(r["gather_gps"]) for r in rows), default=0)
         out.append(f"### Point lookups, {bits}-bit keys, 2^{log2} keys, uniform, 2^{int(math.log2(int(rows[0]['queries'])))} "
-                   f"uniform queries, 100 % hits\n")
+                   f"uniform queries, 100 % hits, F = {run.default_shape(bits)[0]}, L = {run.default_shape(bits)[1]}\n")
         out.append(f"Random 8-byte gather over an array the size of the tree: {fmt(gather)} G loads/s.\n")
         bs = [run.best(bits, log2, m) for m in BS_PIPELINES]
         bs = max([b for b in bs if b], key=lambda r: num(r["gqps"]), default=None)
@@ -310,7 +326,7 @@ def section_other_lookups(run, out):
         if r["psa_window"] != "0" or r["pipeline"] != "0":
             continue
         if r["key_dist"] == "uniform" and r["query_dist"] == "uniform" and num(r["hit_rate"]) == 1.0 \
-                and r["fanout"] == "16" and r["leaf_size"] == "16":
+                and run.is_default_shape(r):
             continue
         key = (r["point"], r["key_dist"], r["query_dist"], r["hit_rate"], r["fanout"], r["leaf_size"])
         name = r["method"] if r["method"] != "harmonia" else f"harmonia {r['order']}"
@@ -403,7 +419,7 @@ def section_sweep(run, out):
             continue
         if r["key_dist"] != "uniform" or r["query_dist"] != "uniform" or num(r["hit_rate"]) != 1.0:
             continue
-        if r["fanout"] != "16" or r["leaf_size"] != "16" or r["memory"] not in ("device", "host"):
+        if not run.is_default_shape(r) or r["memory"] not in ("device", "host"):
             continue
         name = r["method"] if r["method"] != "harmonia" else f"harmonia {r['order']}"
         key = (int(r["key_bits"]), int(r["keys_log2"]))
@@ -412,7 +428,9 @@ def section_sweep(run, out):
     if not table:
         return
     cols = [c for c in cols if any(c in d for d in table.values())]
-    out.append("### Lookups against tree size (uniform, 100 % hits, F = L = 16; best G per cell; G/s)\n")
+    shapes = "; ".join(f"{b}-bit F = {run.default_shape(b)[0]}, L = {run.default_shape(b)[1]}"
+                       for b in sorted({k[0] for k in table}, reverse=True))
+    out.append(f"### Lookups against tree size (uniform, 100 % hits, {shapes}; best G per cell; G/s)\n")
     out.append("| key bits | log2 keys | " + " | ".join(cols) + " |")
     out.append("| --- | --- | " + " | ".join("---" for _ in cols) + " |")
     for key in sorted(table, key=lambda k: (-k[0], k[1])):

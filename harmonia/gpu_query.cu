@@ -62,9 +62,12 @@ static bool is_pinned_host_pointer(const void *p)
 static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint32_t *g_out)
 {
     uint32_t g = config && config->group_size ? config->group_size : tree->ntg_group_size;
-    if (g == 0) /* policy: 8 keys per thread (F / 8 threads), the best G measured at F = 16 on the
-                   H100 (bench/RESULTS.md); harmonia profile-ntg measures and stores a better one */
-        g = tree->kr.fanout / 8 > 32 ? 32 : tree->kr.fanout / 8;
+    if (g == 0) { /* policy: 64 bytes of a node per thread, at least 2 threads — the best G measured
+                     on the H100 at F = 16, 32, 64 for 64-bit keys and F = 32 for 32-bit keys
+                     (bench/RESULTS.md); harmonia profile-ntg measures and stores a better one */
+        g = tree->kr.fanout * (tree->kr.key_bits / 8) / 64;
+        g = g < 2 ? 2 : g > 32 ? 32 : g;
+    }
     if (!ntg_valid_group_size(g) || g > tree->kr.fanout)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "NTG group size %" PRIu32 ": use 1, 2, 4, 8, 16 or 32, at most the fanout %" PRIu32, g,

@@ -115,7 +115,7 @@ void harmonia_build_config_init(harmonia_build_config *config)
 {
     memset(config, 0, sizeof *config);
     config->key_bits = 64;
-    config->fanout = HARMONIA_DEFAULT_FANOUT;
+    config->fanout = 0; /* HARMONIA_DEFAULT_FANOUT(key_bits), once the key width is known */
     config->leaf_size = HARMONIA_DEFAULT_LEAF_SIZE;
     config->leaf_fill = HARMONIA_DEFAULT_LEAF_FILL;
     config->duplicates = HARMONIA_DUPLICATES_REJECT;
@@ -132,9 +132,10 @@ harmonia_status harmonia_build(const harmonia_build_config *config, const void *
         harmonia_build_config_init(&defaults);
         config = &defaults;
     }
+    const uint32_t key_bits = config->key_bits ? config->key_bits : 64;
     kr_build_params p = {
-        .key_bits = config->key_bits ? config->key_bits : 64,
-        .fanout = config->fanout ? config->fanout : HARMONIA_DEFAULT_FANOUT,
+        .key_bits = key_bits,
+        .fanout = config->fanout ? config->fanout : HARMONIA_DEFAULT_FANOUT(key_bits),
         .leaf_size = config->leaf_size ? config->leaf_size : HARMONIA_DEFAULT_LEAF_SIZE,
         .leaf_fill = config->leaf_fill != 0.0 ? config->leaf_fill : HARMONIA_DEFAULT_LEAF_FILL,
         .duplicates = config->duplicates,

@@ -65,7 +65,8 @@ typedef enum harmonia_duplicates {
 
 typedef struct harmonia_build_config {
     uint32_t key_bits;     /* 32 or 64: the width of keys and of values. Default 64. */
-    uint32_t fanout;       /* F, children per internal node: 8, 16, 32, 64 or 128. 0 = default. */
+    uint32_t fanout;       /* F, children per internal node: 8, 16, 32, 64 or 128. 0 = default
+                            * for the key width, HARMONIA_DEFAULT_FANOUT(key_bits). */
     uint32_t leaf_size;    /* L, key slots per leaf: 8, 16, 32, 64 or 128. 0 = default. */
     double leaf_fill;      /* fraction of L filled by a bulk build, in (0, 1]. 0 = default. */
     harmonia_duplicates duplicates; /* policy for a key present more than once */
@@ -75,11 +76,14 @@ typedef struct harmonia_build_config {
     void *progress_arg;
 } harmonia_build_config;
 
-#define HARMONIA_DEFAULT_FANOUT 16
+/* The default F: one 128-byte line per internal node (16 64-bit or 32 32-bit keys). Measured on the
+ * H100 (bench/RESULTS.md, session 3): for 32-bit keys F = 32 beats F = 16 from 2^23 keys up (2^28:
+ * 8.4 against 6.2 G lookups/s); below, where the whole tree sits in L2, F = 16 is up to 15 % faster. */
+#define HARMONIA_DEFAULT_FANOUT(key_bits) ((key_bits) == 32 ? 32u : 16u)
 #define HARMONIA_DEFAULT_LEAF_SIZE 16
 #define HARMONIA_DEFAULT_LEAF_FILL 1.0
 
-/* Fills *config with the defaults. */
+/* Fills *config with the defaults (fanout 0: the key width's default, chosen by harmonia_build). */
 void harmonia_build_config_init(harmonia_build_config *config);
 
 /* Builds a tree from count pairs (keys[i], values[i]), both arrays of config->key_bits-wide

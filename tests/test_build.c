@@ -1,6 +1,7 @@
 /* test_build.c — the bulk build's contract: argument checks, the duplicate policies, input promised
  * sorted (verified, with the first out-of-order position named), values defaulting to positions,
- * the empty tree, keys 0 and the maximum, and the shape (fill factor, level sizes). */
+ * the empty tree, keys 0 and the maximum, the shape (fill factor, level sizes) and the default
+ * node sizes per key width. */
 #include "tests/test_util.h"
 
 static harmonia_build_config config(uint32_t key_bits)
@@ -306,6 +307,50 @@ static void test_shape_and_fill(void **state)
     free(keys);
 }
 
+/* The default node sizes: F is one 128-byte line per internal node (16 64-bit or 32 32-bit keys),
+ * chosen by the build from the key width when the configuration leaves it 0; L = 16; a caller's F
+ * stays as given. */
+static void test_default_node_sizes(void **state)
+{
+    (void)state;
+    const uint64_t n = 5000;
+    uint64_t *keys = malloc(n * 8);
+    for (uint64_t i = 0; i < n; i++)
+        keys[i] = i * 7 + 2;
+    for (uint32_t bits = 32; bits <= 64; bits += 32) {
+        if (bits == 32) {
+            uint32_t *k32 = (uint32_t *)keys; /* the first n 32-bit slots, rewritten in place */
+            for (uint64_t i = 0; i < n; i++)
+                k32[i] = (uint32_t)(i * 7 + 2);
+        }
+        harmonia_build_config c = config(bits);
+        assert_int_equal(c.fanout, 0);
+        for (uint32_t given = 0; given <= 8; given += 8) {
+            c.fanout = given;
+            harmonia_tree *t = NULL;
+            assert_int_equal(harmonia_build(&c, keys, NULL, n, &t), HARMONIA_OK);
+            harmonia_tree_info info;
+            assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+            assert_int_equal(info.fanout, given ? given : HARMONIA_DEFAULT_FANOUT(bits));
+            assert_int_equal(info.fanout, given ? given : (bits == 32 ? 32 : 16));
+            assert_int_equal(info.leaf_size, HARMONIA_DEFAULT_LEAF_SIZE);
+            assert_int_equal(harmonia_check(t), HARMONIA_OK);
+            harmonia_free(t);
+        }
+        if (bits == 32)
+            for (uint64_t i = 0; i < n; i++)
+                keys[i] = i * 7 + 2;
+    }
+    /* no configuration at all: 64-bit keys, the 64-bit default */
+    harmonia_tree *t = NULL;
+    assert_int_equal(harmonia_build(NULL, keys, NULL, n, &t), HARMONIA_OK);
+    harmonia_tree_info info;
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    assert_int_equal(info.fanout, 16);
+    harmonia_free(t);
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_duplicates_large_parallel),
         cmocka_unit_test(test_unsorted_promise),
         cmocka_unit_test(test_shape_and_fill),
+        cmocka_unit_test(test_default_node_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

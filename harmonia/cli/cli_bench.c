@@ -143,7 +143,7 @@ int cli_cmd_bench(int argc, char **argv)
         {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
         {"dist", "D", "key distribution: uniform (default), dense, normal, zipf", NULL},
         {"hit-rate", "H", "fraction of point queries that are keys (default 1)", NULL},
-        {"fanout", "F", "F of the tree (default: library's)", NULL},
+        {"fanout", "F", "F of the tree (default: 16 for 64-bit keys, 32 for 32-bit)", NULL},
         {"leaf-size", "L", "L of the tree (default: library's)", NULL},
         {"fill", "X", "leaf fill of the build (default: library's)", NULL},
         {"threads", "T", "OpenMP threads of both engines (default: OpenMP's)", NULL},

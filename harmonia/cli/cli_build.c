@@ -85,7 +85,7 @@ int cli_cmd_build(int argc, char **argv)
         {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
         {"format", "F", "input format: auto (default), bin or text", NULL},
         {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL},
-        {"fanout", "F", "children per internal node: 8, 16, 32, 64, 128 (default: library's)",
+        {"fanout", "F", "children per internal node: 8, 16, 32, 64, 128 (default: 16 for 64-bit keys, 32 for 32-bit)",
          NULL},
         {"leaf-size", "L", "keys per leaf: 8, 16, 32, 64, 128 (default: library's)", NULL},
         {"fill", "X", "fraction of each leaf filled, in (0, 1] (default: library's)", NULL},
