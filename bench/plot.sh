@@ -30,13 +30,19 @@ term="set terminal svg size 960,600 dynamic enhanced font 'Helvetica,13' backgro
 made=()
 
 # --- 1. point lookups against tree size, per G and per baseline, one plot per key width ---------
-# Uniform keys, uniform queries, 100 % hits, F = L = 16, default window and depth. Harmonia in query
-# order without PSA per G, Harmonia's best with sorted results, and the baselines; the first row of
-# each (series, size) counts.
+# Uniform keys, uniform queries, 100 % hits, the run's default node sizes for the key width (those of
+# its priority points: F = L = 16 before session 3, F = 32 for 32-bit keys since), default window and
+# depth. Harmonia in query order without PSA per G, Harmonia's best with sorted results, and the
+# baselines; the first row of each (series, size) counts.
 for bits in 64 32; do
-    awk -F, -v bits="$bits" -v dir="$work" "$columns"'
+    read -r fanout leaf < <(awk -F, -v bits="$bits" "$columns"'
+        $col["key_bits"] == bits && $col["method"] == "bs_fullsort" && $col["key_dist"] == "uniform" {
+            print $col["fanout"], $col["leaf_size"]; found = 1; exit }
+        END { if (!found) print (bits == 32 ? 32 : 16), 16 }' "$csv_dir/lookup.csv")
+    shape="F = $fanout, L = $leaf"
+    awk -F, -v bits="$bits" -v dir="$work" -v fanout="$fanout" -v leaf="$leaf" "$columns"'
         $col["key_bits"] != bits || $col["key_dist"] != "uniform" || $col["query_dist"] != "uniform" { next }
-        $col["hit_rate"] + 0 != 1 || $col["fanout"] != 16 || $col["leaf_size"] != 16 { next }
+        $col["hit_rate"] + 0 != 1 || $col["fanout"] != fanout || $col["leaf_size"] != leaf { next }
         $col["psa_window"] != 0 || $col["pipeline"] != 0 || $col["gqps"] + 0 <= 0 { next }
         $col["verified"] != "yes" && $col["verified"] != "reference" { next }
         {
@@ -76,7 +82,7 @@ for bits in 64 32; do
     gnuplot <<EOF
 $term
 set output '$out'
-set title "Point lookups, ${bits}-bit keys and values, uniform keys and queries, 100 % hits, F = L = 16\\n$device, $date" noenhanced
+set title "Point lookups, ${bits}-bit keys and values, uniform keys and queries, 100 % hits, $shape\\n$device, $date" noenhanced
 set xlabel 'tree size (log_2 keys)'
 set ylabel 'G lookups/s, end to end (results in query order unless said)'
 set key outside right top
