@@ -31,5 +31,5 @@ for t in json.load(sys.stdin):
 ' "$B" > .device-bin/tests.list
 dirty=$([ -n "$(git status --porcelain | grep -v '^?? \.device' | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .device-bin/.prebuilt
-grep -qx '/.device-bin*/' .gitignore || echo '/.device-bin*/' >> .gitignore
+grep -qxF '/.device-bin*/' .gitignore || echo '/.device-bin*/' >> .gitignore
 echo "$(wc -l < .device-bin/tests.list) tests listed; $(du -sh .device-bin | cut -f1) in .device-bin"
