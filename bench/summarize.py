@@ -94,15 +94,18 @@ class Run:
         self.ablation = read(dir_, "ablation.csv")
         self.range = read(dir_, "range.csv")
         self.build = read(dir_, "build.csv")
+        self._shapes = {}  # key bits -> (fanout, leaf_size) of the priority points, found once
 
     def default_shape(self, bits):
         """(fanout, leaf_size) as strings: the shape of the run's priority points for this key width
         (the library's defaults when the suite ran: F = L = 16 before session 3, F = 32 for 32-bit
         keys since), found from the rows of a baseline only the priority points run."""
-        for r in self.lookup:
-            if int(r["key_bits"]) == bits and r["method"] == "bs_fullsort" and r["key_dist"] == "uniform":
-                return r["fanout"], r["leaf_size"]
-        return ("32" if bits == 32 else "16"), "16"
+        if bits not in self._shapes:
+            self._shapes[bits] = next(((r["fanout"], r["leaf_size"]) for r in self.lookup
+                                       if int(r["key_bits"]) == bits and r["method"] == "bs_fullsort"
+                                       and r["key_dist"] == "uniform"),
+                                      ("32" if bits == 32 else "16", "16"))
+        return self._shapes[bits]
 
     def is_default_shape(self, r):
         return (r["fanout"], r["leaf_size"]) == self.default_shape(int(r["key_bits"]))

@@ -25,6 +25,15 @@ typedef struct upd_leaf_plan {
     harmonia_status error;
 } upd_leaf_plan;
 
+/* Records a failing operation in a leaf's plan; the smallest index wins. */
+static inline void plan_failure(upd_leaf_plan *plan, uint64_t op, harmonia_status error)
+{
+    if (op < plan->first_error) {
+        plan->first_error = op;
+        plan->error = error;
+    }
+}
+
 #define UPD_T uint32_t
 #define UPD_FN(name) name##_u32
 #include "cpu_update/upd_merge_impl.h"

@@ -1,5 +1,6 @@
 /* upd_merge_impl.h — the updater's merge of one leaf with its runs of operations, for one key width:
- * included by upd_apply.c with UPD_T (the key type) and UPD_FN(name) defined. Not a header. */
+ * included by upd_apply.c with UPD_T (the key type) and UPD_FN(name) defined (and upd_leaf_plan,
+ * plan_failure declared). Not a header. */
 
 /* Merges leaf `leaf` with runs [r_begin, r_end) (operations on one key each, in batch order).
  * With out_keys NULL only counts (the plan); otherwise writes the merged pairs to out_keys /
@@ -38,10 +39,7 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
             switch (kinds[s]) {
             case HARMONIA_OP_INSERT:
                 if (present && p->insert_existing == HARMONIA_INSERT_EXISTING_ERROR) {
-                    if (op < plan->first_error) {
-                        plan->first_error = op;
-                        plan->error = HARMONIA_ERR_KEY_EXISTS;
-                    }
+                    plan_failure(plan, op, HARMONIA_ERR_KEY_EXISTS);
                     s = ops->run_start[r + 1]; /* later operations on this key come after the failure */
                     continue;
                 }
@@ -55,10 +53,7 @@ static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t leaf, const upd_ops *o
             case HARMONIA_OP_UPDATE:
                 if (!present) {
                     if (p->update_missing == HARMONIA_UPDATE_MISSING_ERROR) {
-                        if (op < plan->first_error) {
-                            plan->first_error = op;
-                            plan->error = HARMONIA_ERR_KEY_MISSING;
-                        }
+                        plan_failure(plan, op, HARMONIA_ERR_KEY_MISSING);
                         s = ops->run_start[r + 1];
                         continue;
                     }

@@ -2,8 +2,9 @@
  * test_profile_cli): the path of the real `harmonia` binary, a fresh temporary folder per test
  * with a stable store of the paths named in it, running the tool there (posix_spawn, its stdout
  * and stderr captured), the expectations on a run's exit code and output, whole-file reads and
- * writes, and the JSON-object check. Header-only so that each test stays a small standalone
- * program; what a test checks its results against (its model) stays in its own file. */
+ * writes, the JSON-object check, and the sorted-pair model the tests check results against (with
+ * its readers of binary and text key files). Header-only so that each test stays a small
+ * standalone program; what is particular to one test's model stays in its own file. */
 #ifndef HARMONIA_CLI_FIXTURE_H
 #define HARMONIA_CLI_FIXTURE_H
 
@@ -143,6 +144,64 @@ static inline bool file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* Word `index` of a little-endian array of 32- or 64-bit words. */
+static inline uint64_t get_word(const char *data, int bits, size_t index)
+{
+    if (bits == 32) {
+        uint32_t v;
+        memcpy(&v, data + index * 4, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, data + index * 8, 8);
+    return v;
+}
+
+/* A binary key,value file of 32- or 64-bit records into a sorted model; the keys must be distinct
+ * (generate writes distinct keys). */
+static inline model model_from_binary(const char *path, int bits)
+{
+    size_t size;
+    char *data = read_all(path, &size);
+    assert_non_null(data);
+    size_t width = (size_t)bits / 8;
+    assert_int_equal(size % (2 * width), 0);
+    size_t n = size / (2 * width);
+    model m = {malloc((n + 1) * sizeof(pair)), n, n + 1};
+    assert_non_null(m.pairs);
+    for (size_t i = 0; i < n; i++)
+        m.pairs[i] = (pair){get_word(data, bits, 2 * i), get_word(data, bits, 2 * i + 1)};
+    free(data);
+    qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
+    for (size_t i = 1; i < m.n; i++)
+        assert_true(m.pairs[i - 1].key < m.pairs[i].key);
+    return m;
+}
+
+/* A text key,value file ("key,value" lines, '#' comments) into a sorted model. */
+static inline model model_from_text(const char *path)
+{
+    FILE *file = fopen(path, "r");
+    assert_non_null(file);
+    model m = {NULL, 0, 0};
+    char line[256];
+    while (fgets(line, sizeof line, file) != NULL) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        unsigned long long k, v;
+        assert_int_equal(sscanf(line, "%llu,%llu", &k, &v), 2);
+        if (m.n == m.capacity) {
+            m.capacity = m.capacity ? m.capacity * 2 : 1024;
+            m.pairs = realloc(m.pairs, m.capacity * sizeof(pair));
+            assert_non_null(m.pairs);
+        }
+        m.pairs[m.n++] = (pair){k, v};
+    }
+    fclose(file);
+    qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
+    return m;
 }
 
 /* Runs harmonia in the fixture with argv (NULL-terminated, without the program); returns its

@@ -314,21 +314,21 @@ static void test_default_node_sizes(void **state)
 {
     (void)state;
     const uint64_t n = 5000;
-    uint64_t *keys = malloc(n * 8);
-    for (uint64_t i = 0; i < n; i++)
-        keys[i] = i * 7 + 2;
+    uint64_t *keys64 = malloc(n * 8);
+    uint32_t *keys32 = malloc(n * 4);
+    assert_non_null(keys64);
+    assert_non_null(keys32);
+    for (uint64_t i = 0; i < n; i++) {
+        keys64[i] = i * 7 + 2;
+        keys32[i] = (uint32_t)(i * 7 + 2);
+    }
     for (uint32_t bits = 32; bits <= 64; bits += 32) {
-        if (bits == 32) {
-            uint32_t *k32 = (uint32_t *)keys; /* the first n 32-bit slots, rewritten in place */
-            for (uint64_t i = 0; i < n; i++)
-                k32[i] = (uint32_t)(i * 7 + 2);
-        }
         harmonia_build_config c = config(bits);
         assert_int_equal(c.fanout, 0);
         for (uint32_t given = 0; given <= 8; given += 8) {
             c.fanout = given;
             harmonia_tree *t = NULL;
-            assert_int_equal(harmonia_build(&c, keys, NULL, n, &t), HARMONIA_OK);
+            assert_int_equal(harmonia_build(&c, bits == 32 ? (const void *)keys32 : keys64, NULL, n, &t), HARMONIA_OK);
             harmonia_tree_info info;
             assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
             assert_int_equal(info.fanout, given ? given : HARMONIA_DEFAULT_FANOUT(bits));
@@ -337,18 +337,16 @@ static void test_default_node_sizes(void **state)
             assert_int_equal(harmonia_check(t), HARMONIA_OK);
             harmonia_free(t);
         }
-        if (bits == 32)
-            for (uint64_t i = 0; i < n; i++)
-                keys[i] = i * 7 + 2;
     }
     /* no configuration at all: 64-bit keys, the 64-bit default */
     harmonia_tree *t = NULL;
-    assert_int_equal(harmonia_build(NULL, keys, NULL, n, &t), HARMONIA_OK);
+    assert_int_equal(harmonia_build(NULL, keys64, NULL, n, &t), HARMONIA_OK);
     harmonia_tree_info info;
     assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
     assert_int_equal(info.fanout, 16);
     harmonia_free(t);
-    free(keys);
+    free(keys64);
+    free(keys32);
 }
 
 int main(void)

@@ -7,59 +7,8 @@ static int setup(void **state) { return fixture_setup(state, "harmonia-cli"); }
 
 /* ---- the model ----------------------------------------------------------------------------- */
 
-/* pair, model, compare_pairs and model_lower_bound: tests/cli_fixture.h */
-
-/* Reads a binary key,value file of 32- or 64-bit records into a sorted model. */
-static model model_from_binary(const char *path, int bits)
-{
-    size_t size;
-    char *data = read_all(path, &size);
-    assert_non_null(data);
-    size_t width = (size_t)bits / 8;
-    assert_int_equal(size % (2 * width), 0);
-    model m = {malloc((size / (2 * width) + 1) * sizeof(pair)), size / (2 * width), size / (2 * width) + 1};
-    assert_non_null(m.pairs);
-    for (size_t i = 0; i < m.n; i++) {
-        if (bits == 32) {
-            uint32_t k, v;
-            memcpy(&k, data + i * 8, 4);
-            memcpy(&v, data + i * 8 + 4, 4);
-            m.pairs[i] = (pair){k, v};
-        } else {
-            memcpy(&m.pairs[i].key, data + i * 16, 8);
-            memcpy(&m.pairs[i].value, data + i * 16 + 8, 8);
-        }
-    }
-    free(data);
-    qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
-    for (size_t i = 1; i < m.n; i++)
-        assert_true(m.pairs[i - 1].key < m.pairs[i].key); /* generate writes distinct keys */
-    return m;
-}
-
-/* Reads a text file of "key,value" lines (with comments) into a sorted model. */
-static model model_from_text(const char *path)
-{
-    FILE *file = fopen(path, "r");
-    assert_non_null(file);
-    model m = {NULL, 0, 0};
-    char line[256];
-    while (fgets(line, sizeof line, file) != NULL) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        unsigned long long k, v;
-        assert_int_equal(sscanf(line, "%llu,%llu", &k, &v), 2);
-        if (m.n == m.capacity) {
-            m.capacity = m.capacity ? m.capacity * 2 : 1024;
-            m.pairs = realloc(m.pairs, m.capacity * sizeof(pair));
-            assert_non_null(m.pairs);
-        }
-        m.pairs[m.n++] = (pair){k, v};
-    }
-    fclose(file);
-    qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
-    return m;
-}
+/* pair, model, compare_pairs, model_lower_bound, model_from_binary and model_from_text:
+ * tests/cli_fixture.h */
 
 static uint64_t *read_binary_keys(const char *path, int bits, size_t *n_out)
 {

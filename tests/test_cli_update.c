@@ -53,60 +53,6 @@ static int compare_keys(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static uint64_t get_word(const char *data, int bits, size_t index)
-{
-    if (bits == 32) {
-        uint32_t v;
-        memcpy(&v, data + index * 4, 4);
-        return v;
-    }
-    uint64_t v;
-    memcpy(&v, data + index * 8, 8);
-    return v;
-}
-
-/* A binary key,value file into a sorted model. */
-static model model_from_binary(const char *path, int bits)
-{
-    size_t size;
-    char *data = read_all(path, &size);
-    assert_non_null(data);
-    size_t width = (size_t)bits / 8;
-    assert_int_equal(size % (2 * width), 0);
-    size_t n = size / (2 * width);
-    model m = {malloc((n + 1) * sizeof(pair)), n, n + 1};
-    assert_non_null(m.pairs);
-    for (size_t i = 0; i < n; i++)
-        m.pairs[i] = (pair){get_word(data, bits, 2 * i), get_word(data, bits, 2 * i + 1)};
-    free(data);
-    qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
-    return m;
-}
-
-/* A text key,value file ("key,value" lines, '#' comments) into a sorted model. */
-static model model_from_text(const char *path)
-{
-    FILE *file = fopen(path, "r");
-    assert_non_null(file);
-    model m = {NULL, 0, 0};
-    char line[256];
-    while (fgets(line, sizeof line, file) != NULL) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        unsigned long long k, v;
-        assert_int_equal(sscanf(line, "%llu,%llu", &k, &v), 2);
-        if (m.n == m.capacity) {
-            m.capacity = m.capacity ? m.capacity * 2 : 1024;
-            m.pairs = realloc(m.pairs, m.capacity * sizeof(pair));
-            assert_non_null(m.pairs);
-        }
-        m.pairs[m.n++] = (pair){k, v};
-    }
-    fclose(file);
-    qsort(m.pairs, m.n, sizeof(pair), compare_pairs);
-    return m;
-}
-
 static model model_copy(const model *m)
 {
     model c = {malloc((m->n + 1) * sizeof(pair)), m->n, m->n + 1};

@@ -752,21 +752,34 @@ void cli_write_bin(cli_writer *writer, uint32_t key_bits, uint64_t value)
     }
 }
 
+/* Opens a record file for writing (text or binary by format and path; binary never to a
+ * terminal) and writes the text header where the format is text. */
+static int open_record_writer(cli_writer *writer, const char *path, cli_format format, const char *text_header,
+                              bool *text_out)
+{
+    int status = cli_writer_open(writer, path);
+    if (status != 0)
+        return status;
+    const bool text = cli_format_for_path(format, path) == CLI_FORMAT_TEXT;
+    if (!text && writer->is_stdout && isatty(STDOUT_FILENO)) {
+        cli_writer_abandon(writer);
+        return cli_error("binary data to a terminal: give --out FILE or --format text");
+    }
+    if (text && text_header != NULL)
+        cli_write_str(writer, text_header);
+    *text_out = text;
+    return 0;
+}
+
 int cli_write_records(const char *path, cli_format format, uint32_t key_bits, uint64_t count,
                       int fields, void *const *columns, const char *text_header,
                       cli_progress *progress)
 {
     cli_writer writer;
-    int status = cli_writer_open(&writer, path);
+    bool text;
+    int status = open_record_writer(&writer, path, format, text_header, &text);
     if (status != 0)
         return status;
-    bool text = cli_format_for_path(format, path) == CLI_FORMAT_TEXT;
-    if (!text && writer.is_stdout && isatty(STDOUT_FILENO)) {
-        cli_writer_abandon(&writer);
-        return cli_error("binary data to a terminal: give --out FILE or --format text");
-    }
-    if (text && text_header != NULL)
-        cli_write_str(&writer, text_header);
     for (uint64_t i = 0; i < count; i++) {
         for (int f = 0; f < fields; f++) {
             uint64_t v = cli_get(columns[f], key_bits, i);
@@ -791,16 +804,10 @@ int cli_write_ops(const char *path, cli_format format, const cli_ops *ops,
                   const char *text_header, cli_progress *progress)
 {
     cli_writer writer;
-    int status = cli_writer_open(&writer, path);
+    bool text;
+    int status = open_record_writer(&writer, path, format, text_header, &text);
     if (status != 0)
         return status;
-    bool text = cli_format_for_path(format, path) == CLI_FORMAT_TEXT;
-    if (!text && writer.is_stdout && isatty(STDOUT_FILENO)) {
-        cli_writer_abandon(&writer);
-        return cli_error("binary data to a terminal: give --out FILE or --format text");
-    }
-    if (text && text_header != NULL)
-        cli_write_str(&writer, text_header);
     uint32_t key_bits = ops->key_bits;
     for (uint64_t i = 0; i < ops->count; i++) {
         int kind = ops->kinds[i];
