@@ -1,0 +1,41 @@
+/* psa_gpu.h — the GPU side of PSA by partition (psa_partition.cu; only where CUDA is built): the
+ * partition of a query window and the restore of its results' order, as psa.h describes them, and
+ * the CUB exclusive scan of the range-collect pipeline. */
+#ifndef HARMONIA_PSA_GPU_H
+#define HARMONIA_PSA_GPU_H
+
+#include "psa/psa.h"
+
+#include <cuda_runtime.h>
+
+/* Scratch: two-phase as CUB. psa_workspace_bytes gives the bytes for windows of up to `capacity`
+ * queries under `plan` (key arrays, maps, bin counters, CUB scan scratch), carved from one buffer. */
+cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_plan *plan, size_t *bytes_out);
+
+/* Where a partitioned window is: keys in bucket order, and either the map chain for the restore
+ * (map2 == NULL after one pass) or, for unordered results, each slot's query index. The pointers
+ * point into the workspace and stay valid until it is used again. */
+typedef struct psa_partitioned {
+    const void *keys;
+    const uint32_t *map1, *map2; /* ordered: query i's slot is map2[map1[i]] (map1[i] with one pass) */
+    const uint32_t *positions;   /* unordered: the window-relative query index of each slot */
+} psa_partitioned;
+
+/* Partitions n queries (device array of the key width) under plan, on stream. unordered: record
+ * positions instead of maps. Asynchronous; errors are launch errors. */
+cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,
+                          void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
+
+/* The restore: for each query i of the window, value_out[i] = values[slot(i)], key_out[i] =
+ * keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from the maps of
+ * part. Asynchronous. */
+cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, uint32_t n, const void *values,
+                        const void *keys, const uint8_t *found, void *values_out, void *keys_out, uint8_t *found_out,
+                        cudaStream_t stream);
+
+/* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
+cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);
+cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const uint64_t *counts, uint64_t *offsets,
+                               uint64_t n, cudaStream_t stream);
+
+#endif /* HARMONIA_PSA_GPU_H */

@@ -1,0 +1,26 @@
+/* psa_policy.h — the tuning numbers of PSA by partition, apart from the algorithm (as CUB's
+ * policies): tile shapes of the passes, how fine the buckets are, how large a window is. Chosen by
+ * measurement on the H100 (bench/NOTES.md, "PSA by partition"); nothing here changes a result. */
+#ifndef HARMONIA_PSA_POLICY_H
+#define HARMONIA_PSA_POLICY_H
+
+/* Threads and items per thread of the histogram and partition passes: a tile of
+ * THREADS * ITEMS queries reserves its slots with one atomic add per non-empty bin. */
+#define PSA_THREADS 512
+#define PSA_ITEMS 8
+#define PSA_TILE (PSA_THREADS * PSA_ITEMS)
+
+/* Bins of one pass live in shared memory: at most 2^PSA_MAX_PASS_BITS per pass. A plan of more
+ * than PSA_MAX_ONE_PASS_BITS bits takes two passes, the second on PSA_MAX_PASS_BITS - 1 bits. */
+#define PSA_MAX_PASS_BITS 10
+#define PSA_MAX_ONE_PASS_BITS 10
+#define PSA_MAX_BITS (2 * PSA_MAX_PASS_BITS - 1)
+
+/* Buckets are made about this many leaves wide: a search tile of consecutive slots then spans a
+ * few buckets, whose leaves fit the search kernel's shared-memory stage (ntg_policy.h). */
+#define PSA_LEAVES_PER_BUCKET 32
+
+/* The largest window partitioned at once (its scratch is about 40 bytes per query). */
+#define PSA_MAX_WINDOW (1u << 27)
+
+#endif /* HARMONIA_PSA_POLICY_H */
