@@ -153,7 +153,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         });
         row("  search of the partitioned keys (slot order)", search_ms, (kb + kb + 1) * n, n);
         const double restore_ms = time_ms(runs, [&] {
-            return psa_restore(bits, &part, n, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, 0);
+            return psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, 0);
         });
         row("  restore (gather in query order)", restore_ms, (4.0 * passes + kb + 1 + kb + 1) * n, n);
         const double total_ms = time_ms(runs, [&] {
@@ -162,7 +162,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
                 e = ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, d_slot_values, NULL,
                                                   d_slot_found, NULL, NULL, 0, 0);
             if (e == cudaSuccess)
-                e = psa_restore(bits, &part, n, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, 0);
+                e = psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, 0);
             return e;
         });
         row("  total, results in query order", total_ms, 0, n);

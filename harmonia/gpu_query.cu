@@ -173,7 +173,7 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, 
                                           values_out ? lane->d_slot_values : NULL, keys_out ? lane->d_slot_keys : NULL,
                                           lane->d_slot_found, NULL, NULL, 0, lane->stream);
         if (e == cudaSuccess)
-            e = psa_restore(v->key_bits, &part, n, lane->d_slot_values, keys_out ? lane->d_slot_keys : NULL,
+            e = psa_restore(v->key_bits, &part, lane->d_slot_values, keys_out ? lane->d_slot_keys : NULL,
                             lane->d_slot_found, values_out, keys_out, found_out, lane->stream);
         return e;
     }

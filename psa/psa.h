@@ -19,21 +19,23 @@
  *
  * After the passes the keys are grouped by bucket in increasing bucket order (the order inside a
  * bucket is arbitrary), which is all the search needs: a tile of consecutive slots covers a few
- * neighbouring buckets, hence a short run of leaves (ntg/). Each pass also records where every
- * query went, in the order it read them: map1[i] = the pass-1 slot of query i, map2[s] = the final
- * slot of pass-1 slot s. The restore is then a *gather in query order*,
+ * neighbouring buckets, hence a short run of leaves (ntg/).
  *
- *   out[i] = result[map2[map1[i]]]     (result[map1[i]] with one pass),
- *
- * whose reads stay in L2: the queries i being restored at one time read, in each bucket, a short
- * run of consecutive slots (each bucket is filled in query order, tile by tile), so every sector of
- * the results comes from DRAM about once — unlike a scatter of results to their positions, whose
- * partial-sector writes go to DRAM one by one. Unordered results skip the restore: pass 1 writes
- * the query index of each slot instead of map1 (pos1[slot] = i), pass 2 carries it (pos2).
+ * Each pass works on tiles of PSA_TILE items (pass 2's tiles never cross a coarse bin) and groups a
+ * tile by bin in shared memory before it writes, as CUB's onesweep does: a tile's items of one bin
+ * get one run of consecutive slots (one atomic add per bin reserves it) and the run is written
+ * whole. For ordered results the pass records, for each grouped position p of a tile, the slot it
+ * wrote (slots[p]) and the item's place in the tile (sources[p]). The restore runs the passes
+ * backwards over the same tiles: position p reads the results at slots[p] — whole runs again — and
+ * puts them at sources[p]; the tile then leaves in query order. Every global access is a run:
+ * single scattered 8-byte words run at the L2's random-access rate (about 68 G words/s on the H100,
+ * shared/PERFORMANCE.md), which would cost more than the search. Unordered results skip the
+ * restore: the passes carry each query's index to the slot instead (positions).
  *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
- * complete): after psa_partition, for every query i of the window, keys[map(i)] = queries[i] and
- * map is a bijection of [0, n); slots of bucket u precede slots of bucket u + 1.
+ * complete): after psa_partition every query of the window sits at exactly one slot, with its key;
+ * slots of bucket u precede slots of bucket u + 1; psa_restore returns each query's result to its
+ * place.
  * ============================================================================================ */
 #ifndef HARMONIA_PSA_H
 #define HARMONIA_PSA_H

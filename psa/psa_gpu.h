@@ -12,13 +12,18 @@
  * queries under `plan` (key arrays, maps, bin counters, CUB scan scratch), carved from one buffer. */
 cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_plan *plan, size_t *bytes_out);
 
-/* Where a partitioned window is: keys in bucket order, and either the map chain for the restore
- * (map2 == NULL after one pass) or, for unordered results, each slot's query index. The pointers
- * point into the workspace and stay valid until it is used again. */
+/* Where a partitioned window is: keys in bucket order, and either what the restore reads (per pass,
+ * for each grouped tile position, its slot and its item's place in the tile; slots2 == NULL after
+ * one pass) or, for unordered results, each slot's query index. The pointers point into the
+ * workspace and stay valid until it is used again; psa_restore needs the rest. */
 typedef struct psa_partitioned {
     const void *keys;
-    const uint32_t *map1, *map2; /* ordered: query i's slot is map2[map1[i]] (map1[i] with one pass) */
-    const uint32_t *positions;   /* unordered: the window-relative query index of each slot */
+    const uint32_t *slots1, *slots2; /* ordered windows (NULL for unordered ones) */
+    const uint32_t *positions;       /* unordered: the window-relative query index of each slot */
+    /* for psa_restore */
+    psa_plan plan;
+    uint32_t n;
+    void *workspace;
 } psa_partitioned;
 
 /* Partitions n queries (device array of the key width) under plan, on stream. unordered: record
@@ -26,11 +31,11 @@ typedef struct psa_partitioned {
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,
                           void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
 
-/* The restore: for each query i of the window, value_out[i] = values[slot(i)], key_out[i] =
+/* The restore: for each query i of the window, values_out[i] = values[slot(i)], keys_out[i] =
  * keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from the maps of
- * part. Asynchronous. */
-cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, uint32_t n, const void *values,
-                        const void *keys, const uint8_t *found, void *values_out, void *keys_out, uint8_t *found_out,
+ * part; uses part's workspace (the partitioned keys are overwritten). Asynchronous. */
+cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values, const void *keys,
+                        const uint8_t *found, void *values_out, void *keys_out, uint8_t *found_out,
                         cudaStream_t stream);
 
 /* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */

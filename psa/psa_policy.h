@@ -9,6 +9,9 @@
 #define PSA_THREADS 512
 #define PSA_ITEMS 8
 #define PSA_TILE (PSA_THREADS * PSA_ITEMS)
+/* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
+ * tile in shared memory takes 60 to 104 KiB). */
+#define PSA_MIN_BLOCKS 2
 
 /* Bins of one pass live in shared memory: at most 2^PSA_MAX_PASS_BITS per pass. A plan of more
  * than PSA_MAX_ONE_PASS_BITS bits takes two passes, the second on PSA_MAX_PASS_BITS - 1 bits. */
