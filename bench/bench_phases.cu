@@ -6,7 +6,7 @@
  * the descent kernel on the unsorted queries (PSA off). The restored results are compared with the
  * CPU engine's on a sample; the run fails on a mismatch.
  * Usage: bench_phases [--bits 64|32] [--keys-log2 K (26)] [--queries-log2 Q (27)] [--group G (2)]
- *                     [--runs R (5)] [--psa-bits B (0 = the plan's)] */
+ *                     [--runs R (5)] [--psa-bits B,B,... (plans of B bucket bits beside the library's)] */
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <inttypes.h>
@@ -66,7 +66,8 @@ static void row(const char *what, double ms, double bytes, uint64_t n)
 }
 
 template <typename K>
-static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32_t runs, uint32_t psa_bits_wanted)
+static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32_t runs,
+               const std::vector<uint32_t> &psa_bits_wanted)
 {
     const uint32_t bits = 8 * sizeof(K);
     const uint64_t n_keys = 1ull << keys_log2;
@@ -133,8 +134,8 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     /* plans: the library's, one pass (at most PSA_MAX_ONE_PASS_BITS bits), and asked-for bits */
     std::vector<psa_plan> plans{base_plan};
     plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, PSA_MAX_ONE_PASS_BITS));
-    if (psa_bits_wanted)
-        plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, psa_bits_wanted));
+    for (uint32_t b : psa_bits_wanted)
+        plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, b));
     for (const psa_plan &plan : plans) {
         char label[160];
         CHECK_CUDA(ntg_build_bucket_table(v, &plan, d_table, 0));
@@ -179,6 +180,15 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
             return e;
         });
         row("  total, sorted results with positions", unordered_ms, 0, n);
+        const double upart_ms = time_ms(runs, [&] {
+            return psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
+        });
+        row("    of which the partition with positions", upart_ms, passes * (kb + kb + kb + 4 + 4) * n, n);
+        const double usearch_ms = time_ms(runs, [&] {
+            return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, d_slot_values, NULL,
+                                                 d_slot_found, upart.positions, d_positions, 0, 0);
+        });
+        row("    and the search with positions", usearch_ms, (kb + 4 + kb + 1 + 8) * n, n);
 
         /* the restored results against the CPU engine, on a sample; the unordered ones through
          * their positions, which must be a permutation */
@@ -234,7 +244,8 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
 
 int main(int argc, char **argv)
 {
-    uint32_t bits = 64, keys_log2 = 26, queries_log2 = 27, group = 2, runs = 5, psa_bits = 0;
+    uint32_t bits = 64, keys_log2 = 26, queries_log2 = 27, group = 2, runs = 5;
+    std::vector<uint32_t> psa_bits;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--bits")) bits = (uint32_t)atoi(v), i++;
@@ -242,7 +253,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--queries-log2")) queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--group")) group = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--runs")) runs = (uint32_t)atoi(v), i++;
-        else if (!strcmp(a, "--psa-bits")) psa_bits = (uint32_t)atoi(v), i++;
+        else if (!strcmp(a, "--psa-bits")) {
+            for (const char *p = v; *p;) {
+                char *end;
+                psa_bits.push_back((uint32_t)strtoul(p, &end, 10));
+                p = *end == ',' ? end + 1 : end;
+                if (end == p && *p)
+                    break;
+            }
+            i++;
+        }
         else {
             fprintf(stderr, "usage: bench_phases [--bits 64|32] [--keys-log2 K] [--queries-log2 Q (<= 31)] "
                             "[--group G] [--runs R] [--psa-bits B]\n");

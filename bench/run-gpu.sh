@@ -4,7 +4,7 @@
 # lookup benchmarks, and the benchmark suite of issue 5. Logs go to $OUT (the device tool brings
 # them back); a short table ends it.
 # Usage (device tool, from the repo root):
-#   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|phases|all]...
+#   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|phases|versus|all]...
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh suite        (alone: it fills the call)
 # Binaries built on the development machine can travel instead of building here (the build costs
 # device time): `bash bench/stage-prebuilt.sh` there copies them to .device-bin/, the call carries
@@ -107,6 +107,17 @@ if want phases; then
     # the PSA pipeline's steps timed apart (partition, search, restore; references: copy, PSA off)
     { timeout 150 "$BUILD"/bench/bench_phases --bits 64 --keys-log2 26 &&
       timeout 150 "$BUILD"/bench/bench_phases --bits 32 --keys-log2 28; } 2>&1 | tee "$OUT/phases.txt" || status=1
+fi
+if want versus; then
+    # Harmonia's defaults against the strongest baselines on every workload of issue 11
+    # (VERSUS_ONLY picks groups: sizes,hits,queries,keys,batch,ranges)
+    mkdir -p "$OUT/versus"
+    OMP_NUM_THREADS=16 timeout ${VERSUS_TIMEOUT:-540} "$BUILD"/bench/bench_versus --out-dir "$OUT/versus" \
+        ${VERSUS_ONLY:+--only $VERSUS_ONLY} > "$OUT/versus.log" 2>&1
+    rc=$?
+    grep -E "^(#|##)|=>|MISMATCH|ERROR" "$OUT/versus.log" | tail -80
+    echo "bench_versus: exit $rc"
+    [ $rc -eq 0 ] || status=1
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && commit="$commit (with uncommitted changes)"

@@ -224,9 +224,29 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         st = hm_gpu_prepare_table(tree, &c->plan, c->stream);
     if (st != HARMONIA_OK)
         return st;
+    if (!c->psa && c->count <= (1u << 30)) {
+        /* no partition: one launch on the caller's stream, nothing else (small batches pay no
+         * pipeline bookkeeping) */
+        hm_lane direct;
+        memset(&direct, 0, sizeof direct);
+        direct.stream = c->stream;
+        void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
+        for (int k = 0; k < c->n_in; k++)
+            d_in[k] = (void *)c->in[k];
+        for (int k = 0; k < HM_LANE_OUT; k++)
+            d_out[k] = c->out[k];
+        cudaError_t e = run_window(g, c, &direct, d_in, d_out, (uint32_t)c->count, 0);
+        if (e == cudaSuccess && !c->async)
+            e = cudaStreamSynchronize(c->stream);
+        if (e != cudaSuccess) {
+            cudaStreamSynchronize(c->stream);
+            return hm_gpu_fail(tree, e, "the device-array query");
+        }
+        return HARMONIA_OK;
+    }
     uint32_t window = c->window;
-    if (!c->psa) /* no partition: one launch over the whole batch */
-        window = c->count < (1u << 30) ? (uint32_t)(c->count ? c->count : 1) : (1u << 30);
+    if (!c->psa) /* no partition: launches of 2^30 queries */
+        window = 1u << 30;
     const uint64_t windows = (c->count + window - 1) / window;
     /* PSA windows run one after another on one lane: their scratch is large */
     const uint32_t lanes = c->psa ? 1 : windows < c->lanes ? (uint32_t)windows : c->lanes;

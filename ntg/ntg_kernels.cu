@@ -153,6 +153,23 @@ __device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, con
                                            uint32_t slot, uint64_t remaining, uint64_t out, uint32_t lane,
                                            uint32_t width, K *keys_out, K *values_out)
 {
+    /* leaves all full from (leaf, slot) to the range's end: the pairs lie consecutive in the leaf
+     * level (full leaves have no padding), one flat coalesced copy */
+    if (remaining > 0 && slot < v.leaf_size) {
+        const uint64_t last = leaf + (slot + remaining - 1) / v.leaf_size;
+        if (last < v.n_leaves &&
+            __ldg(v.leaf_rank + last + 1) - __ldg(v.leaf_rank + leaf) == (last + 1 - leaf) * v.leaf_size) {
+            const uint64_t first = leaf * v.leaf_size + slot;
+            const K *src_keys = keys + v.leaf_key_base + first, *src_values = values + first;
+            for (uint64_t k = lane; k < remaining; k += width) {
+                if (keys_out)
+                    keys_out[out + k] = __ldg(src_keys + k);
+                if (values_out)
+                    values_out[out + k] = __ldg(src_values + k);
+            }
+            return;
+        }
+    }
     while (remaining > 0 && leaf < v.n_leaves) { /* offsets of another tree version end the walk */
         const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
         if (slot >= in_leaf) {

@@ -56,8 +56,8 @@ psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, ui
     if (bits <= PSA_MAX_ONE_PASS_BITS) {
         plan.bits1 = bits;
         plan.bits2 = 0;
-    } else {
-        plan.bits2 = PSA_MAX_PASS_BITS - 1;
+    } else { /* two passes, the bits split evenly (fewer bins per pass: longer runs per tile) */
+        plan.bits2 = bits / 2;
         plan.bits1 = bits - plan.bits2;
     }
     return plan;
