@@ -131,9 +131,9 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     });
     row("descent, unsorted queries, in order (PSA off)", plain_ms, (kb + kb + 1) * n, n);
 
-    /* plans: the library's, one pass (at most PSA_MAX_ONE_PASS_BITS bits), and asked-for bits */
+    /* plans: the library's, one pass (at most PSA_MAX_PASS1_BITS bits), and asked-for bits */
     std::vector<psa_plan> plans{base_plan};
-    plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, PSA_MAX_ONE_PASS_BITS));
+    plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, PSA_MAX_PASS1_BITS));
     for (uint32_t b : psa_bits_wanted)
         plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, b));
     for (const psa_plan &plan : plans) {
@@ -149,21 +149,21 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         /* per pass: count (read keys), partition (read keys, write keys + map) */
         row(label, part_ms, passes * (kb + kb + kb + 4) * n, n);
         const double search_ms = time_ms(runs, [&] {
-            return ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, d_slot_values, NULL,
-                                                 d_slot_found, NULL, NULL, 0, 0);
+            return ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span, d_slot_values,
+                                                 NULL, d_slot_found, NULL, NULL, NULL, 0, 0);
         });
         row("  search of the partitioned keys (slot order)", search_ms, (kb + kb + 1) * n, n);
         const double restore_ms = time_ms(runs, [&] {
-            return psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, 0);
+            return psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, NULL, 0);
         });
         row("  restore (gather in query order)", restore_ms, (4.0 * passes + kb + 1 + kb + 1) * n, n);
         const double total_ms = time_ms(runs, [&] {
             cudaError_t e = psa_partition(bits, &plan, d_q, n, false, d_ws, ws_bytes, &part, 0);
             if (e == cudaSuccess)
-                e = ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, d_slot_values, NULL,
-                                                  d_slot_found, NULL, NULL, 0, 0);
+                e = ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span,
+                                                  d_slot_values, NULL, d_slot_found, NULL, NULL, NULL, 0, 0);
             if (e == cudaSuccess)
-                e = psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, 0);
+                e = psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, NULL, 0);
             return e;
         });
         row("  total, results in query order", total_ms, 0, n);
@@ -175,8 +175,9 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         const double unordered_ms = time_ms(runs, [&] {
             cudaError_t e = psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
             if (e == cudaSuccess)
-                e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, d_slot_values, NULL,
-                                                  d_slot_found, upart.positions, d_positions, 0, 0);
+                e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span,
+                                                  d_slot_values, NULL, d_slot_found, upart.positions,
+                                                  upart.outside_positions, d_positions, 0, 0);
             return e;
         });
         row("  total, sorted results with positions", unordered_ms, 0, n);
@@ -185,8 +186,9 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         });
         row("    of which the partition with positions", upart_ms, passes * (kb + kb + kb + 4 + 4) * n, n);
         const double usearch_ms = time_ms(runs, [&] {
-            return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, d_slot_values, NULL,
-                                                 d_slot_found, upart.positions, d_positions, 0, 0);
+            return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span,
+                                                 d_slot_values, NULL, d_slot_found, upart.positions,
+                                                 upart.outside_positions, d_positions, 0, 0);
         });
         row("    and the search with positions", usearch_ms, (kb + 4 + kb + 1 + 8) * n, n);
 

@@ -466,9 +466,13 @@ void bsearch_pipeline_free(bsearch_pipeline *p);
  *   BS_PACKED_SCATTER the search writes one (value, found) record per result at its position into a
  *                     scratch array (one scattered write instead of two), then a coalesced pass
  *                     splits the records into values and flags (scratch: bs_packed_bytes);
+ *   BS_BITMAP_SCATTER the search writes each value at its position and sets its found bit in a
+ *                     bitmap (an atomic OR, in L2: one bit per query), then a coalesced pass turns
+ *                     the bits into flags — one scattered 8-byte write per query, the fewest bytes a
+ *                     scatter of (value, found) can move (scratch: bs_packed_bytes);
  *   BS_SORTED         results stay in sorted order; the sort's own 32-bit positions say whose they
  *                     are (p->sorted_positions) — no restore at all. */
-enum bs_restore { BS_FUSED_SCATTER = 0, BS_PACKED_SCATTER = 1, BS_SORTED = 2 };
+enum bs_restore { BS_FUSED_SCATTER = 0, BS_PACKED_SCATTER = 1, BS_SORTED = 2, BS_BITMAP_SCATTER = 3 };
 const char *bs_restore_name(bs_restore how);
 size_t bs_packed_bytes(uint32_t bits, uint64_t n);
 void bsearch_pipeline_run_as(bsearch_pipeline *p, const sorted_array &a, const void *d_queries, uint64_t n,

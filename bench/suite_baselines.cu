@@ -168,9 +168,36 @@ split_packed_kernel(const packed_result<K> *__restrict__ packed, uint64_t n, K *
     }
 }
 
+template <typename K>
+__global__ void __launch_bounds__(BASE_THREADS)
+bsearch_bitmap_kernel(const K *__restrict__ keys, const K *__restrict__ values, uint64_t n_keys,
+                      const K *__restrict__ queries, uint64_t n, const uint32_t *__restrict__ positions,
+                      K *__restrict__ values_out, uint32_t *__restrict__ found_bits)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const K q = queries[i];
+        const uint64_t at = lower_bound_dev<K>(keys, n_keys, q);
+        const bool hit = at < n_keys && __ldg(keys + at) == q;
+        const uint32_t p = positions[i];
+        values_out[p] = hit ? __ldg(values + at) : (K)0;
+        if (hit)
+            atomicOr(found_bits + (p >> 5), 1u << (p & 31));
+    }
+}
+
+__global__ void __launch_bounds__(BASE_THREADS)
+bits_to_flags_kernel(const uint32_t *__restrict__ found_bits, uint64_t n, uint8_t *__restrict__ found_out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        found_out[i] = (uint8_t)((found_bits[i >> 5] >> (i & 31)) & 1u);
+}
+
 const char *bs_restore_name(bs_restore how)
 {
-    return how == BS_FUSED_SCATTER ? "fused scatter" : how == BS_PACKED_SCATTER ? "packed scatter" : "sorted results";
+    return how == BS_FUSED_SCATTER    ? "fused scatter"
+           : how == BS_PACKED_SCATTER ? "packed scatter"
+           : how == BS_BITMAP_SCATTER ? "value scatter + found bitmap"
+                                      : "sorted results";
 }
 
 size_t bs_packed_bytes(uint32_t bits, uint64_t n) { return n * (bits == 32 ? 8 : 16); }
@@ -184,6 +211,18 @@ void bsearch_pipeline_run_as(bsearch_pipeline *p, const sorted_array &a, const v
         bsearch_lookup_device(a, p->sorted_queries, n, p->sorted_positions, d_values_out, d_found_out);
     } else if (how == BS_SORTED) {
         bsearch_lookup_device(a, p->sorted_queries, n, NULL, d_values_out, d_found_out);
+    } else if (how == BS_BITMAP_SCATTER) {
+        uint32_t *bits = (uint32_t *)d_packed;
+        CK(cudaMemsetAsync(bits, 0, (n + 31) / 32 * 4, 0));
+        if (a.bits == 32)
+            bsearch_bitmap_kernel<uint32_t><<<base_grid(n), BASE_THREADS>>>(
+                (const uint32_t *)a.keys, (const uint32_t *)a.values, a.n, (const uint32_t *)p->sorted_queries, n,
+                p->sorted_positions, (uint32_t *)d_values_out, bits);
+        else
+            bsearch_bitmap_kernel<uint64_t><<<base_grid(n), BASE_THREADS>>>(
+                (const uint64_t *)a.keys, (const uint64_t *)a.values, a.n, (const uint64_t *)p->sorted_queries, n,
+                p->sorted_positions, (uint64_t *)d_values_out, bits);
+        bits_to_flags_kernel<<<base_grid(n), BASE_THREADS>>>(bits, n, d_found_out);
     } else if (a.bits == 32) {
         bsearch_packed_kernel<uint32_t><<<base_grid(n), BASE_THREADS>>>(
             (const uint32_t *)a.keys, (const uint32_t *)a.values, a.n, (const uint32_t *)p->sorted_queries, n,

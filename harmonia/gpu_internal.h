@@ -46,6 +46,7 @@ typedef struct hm_gpu {
     uint64_t version;          /* the tree version it holds */
     uint64_t upload_id;        /* unique per upload: who owns __constant__ memory */
     psa_plan plan;             /* PSA by partition: the tree's default plan (psa_make_plan) */
+    uint64_t min_value;        /* the value of the smallest key (lower bounds below the span) */
     uint32_t *d_bucket_table;  /* ntg_build_bucket_table of table_plan; stale after any change */
     psa_plan table_plan;
     bool table_valid;

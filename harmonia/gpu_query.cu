@@ -40,17 +40,17 @@ typedef struct hm_call {
 } hm_call;
 
 /* --- policy: when PSA pays (measured on the H100, bench/NOTES.md "PSA by partition") -------------
- * A window goes through PSA when it is large (below HM_PSA_MIN_QUERIES the seven launches cost more
- * than the search saves) and dense: a search tile of NTG_PS_TILE consecutive slots must fall in few
- * enough leaves to stage (ntg_policy.h), i.e. at least 2 * NTG_PS_TILE / (stageable rows) queries
- * per leaf. Device-array windows hold at most PSA_MAX_WINDOW queries and use at most half the free
- * GPU memory for their scratch. */
+ * A window goes through PSA when it is large (below HM_PSA_MIN_QUERIES the launches of the passes
+ * cost more than the search saves) and dense enough that its search tiles stage leaves rather than
+ * descend: at least HM_PSA_MIN_QUERIES_PER_LEAF queries per leaf (2^24 queries over 2^22 leaves:
+ * 1.50 ms with PSA, 2.21 ms without). Device-array windows hold at most PSA_MAX_WINDOW queries and
+ * use at most half the free GPU memory for their scratch. */
 #define HM_PSA_MIN_QUERIES (1u << 18)
+#define HM_PSA_MIN_QUERIES_PER_LEAF 2
 
 static bool psa_pays(const harmonia_tree *tree, uint64_t window)
 {
-    const uint64_t rows = NTG_PS_STAGE_BYTES / (tree->kr.key_bits / 8) / (tree->kr.leaf_size + 1);
-    return window >= HM_PSA_MIN_QUERIES && window * rows >= 2ull * NTG_PS_TILE * tree->kr.n_leaves;
+    return window >= HM_PSA_MIN_QUERIES && window >= HM_PSA_MIN_QUERIES_PER_LEAF * tree->kr.n_leaves;
 }
 
 /* --- options ---------------------------------------------------------------------------------- */
@@ -109,7 +109,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     else
         c->device_memory = memory == HARMONIA_MEMORY_DEVICE;
     if (memory == HARMONIA_MEMORY_AUTO && c->count > 0) {
-        for (int k = 0; k < c->n_in; k++)
+        for (int k = 1; k < c->n_in; k++) /* in[0] decided device_memory */
             if (is_device_pointer(c->in[k]) != c->device_memory)
                 return hm_fail(tree, HARMONIA_ERR_INVALID, "query arrays are partly in device and partly in host memory");
         for (int k = 0; k < HM_LANE_OUT; k++)
@@ -162,19 +162,22 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, 
             return e;
         const bool lower_bound = c->op == OP_LOWER_BOUND;
         if (c->unordered)
-            return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, d_out[0], NULL,
-                                                 (uint8_t *)d_out[1], part.positions, (uint64_t *)d_out[2],
-                                                 position_base, lane->stream);
+            return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, part.in_span,
+                                                 d_out[0], NULL, (uint8_t *)d_out[1], part.positions,
+                                                 part.outside_positions, (uint64_t *)d_out[2], position_base,
+                                                 lane->stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found */
         void *values_out = lower_bound ? d_out[1] : d_out[0];
         void *keys_out = lower_bound ? d_out[0] : NULL;
         uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
-        e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n,
+        e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
                                           values_out ? lane->d_slot_values : NULL, keys_out ? lane->d_slot_keys : NULL,
-                                          lane->d_slot_found, NULL, NULL, 0, lane->stream);
+                                          lane->d_slot_found, NULL, NULL, NULL, 0, lane->stream);
+        /* queries below the smallest key: a lower bound finds it */
+        const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
         if (e == cudaSuccess)
             e = psa_restore(v->key_bits, &part, lane->d_slot_values, keys_out ? lane->d_slot_keys : NULL,
-                            lane->d_slot_found, values_out, keys_out, found_out, lane->stream);
+                            lane->d_slot_found, values_out, keys_out, found_out, &below, lane->stream);
         return e;
     }
     switch (c->op) {
@@ -669,6 +672,24 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
         st = check_array(tree, &c, keys_out, "keys_out");
     if (st == HARMONIA_OK)
         st = check_array(tree, &c, values_out, "values_out");
+    if (st == HARMONIA_OK && count > 0 && !(config && config->group_size)) {
+        /* G from the ranges' mean length (ntg_policy.h), at most the fanout */
+        uint64_t first = 0, total = 0;
+        if (c.device_memory) {
+            cudaError_t e = cudaMemcpyAsync(&first, offsets, 8, cudaMemcpyDeviceToHost, c.stream);
+            if (e == cudaSuccess)
+                e = cudaMemcpyAsync(&total, offsets + count, 8, cudaMemcpyDeviceToHost, c.stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c.stream);
+            if (e != cudaSuccess)
+                st = hm_gpu_fail(tree, e, "reading the range offsets");
+        } else {
+            first = offsets[0];
+            total = offsets[count];
+        }
+        const uint32_t g = ntg_collect_group_size(total >= first ? (double)(total - first) / count : 0, c.group_size);
+        c.group_size = g <= tree->kr.fanout ? g : tree->kr.fanout < 32 ? tree->kr.fanout : 32;
+    }
     if (st == HARMONIA_OK && count > 0) {
         if (c.device_memory) {
             cudaError_t e = ntg_launch_range_collect(&tree->gpu->view, c.group_size, lo, NULL, count, offsets, 0,

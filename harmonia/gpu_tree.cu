@@ -213,8 +213,9 @@ static harmonia_status upload_locked(harmonia_tree *tree)
     g->version = tree->version;
     g->upload_id = next_upload_id++;
     uint64_t min_key = 0, max_key = 0, ignored;
+    g->min_value = 0;
     if (t->n_keys > 0) {
-        kr_at_rank(t, 0, &min_key, &ignored);
+        kr_at_rank(t, 0, &min_key, &g->min_value);
         kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
     }
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
@@ -238,8 +239,9 @@ static void refresh_view_counts(harmonia_tree *tree)
     g->view.n_keys = t->n_keys;
     g->view.max_key_present = kr_max_key_present(t);
     uint64_t min_key = 0, max_key = 0, ignored;
+    g->min_value = 0;
     if (t->n_keys > 0) {
-        kr_at_rank(t, 0, &min_key, &ignored);
+        kr_at_rank(t, 0, &min_key, &g->min_value);
         kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
     }
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);

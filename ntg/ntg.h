@@ -81,13 +81,17 @@ cudaError_t ntg_launch_range_collect(const ntg_view *view, uint32_t group_size, 
 cudaError_t ntg_build_bucket_table(const ntg_view *view, const psa_plan *plan, uint32_t *table,
                                    cudaStream_t stream);
 
-/* Point lookups (lower_bound false) or lower bounds of the n keys of a partitioned window (psa.h:
- * keys grouped by bucket in bucket order) of a tree with n_keys > 0, results in slot order:
- * found_out[j], values_out[j] (may be NULL), keys_out[j] (lower bounds; may be NULL); with
- * positions_out, positions_out[j] = position_base + positions[j]. Asynchronous on stream. */
+/* Point lookups (lower_bound false) or lower bounds of a partitioned window of n slots (psa.h: keys
+ * grouped by bucket in bucket order) of a tree with n_keys > 0. Slots below *in_span (a device
+ * word; NULL: all n) are searched, results in slot order: found_out[j], values_out[j] (may be
+ * NULL), keys_out[j] (lower bounds; may be NULL). Unordered results (positions_out non-NULL):
+ * positions_out[j] = position_base + positions[j] for searched slots, and the slots from *in_span
+ * on (queries outside the keys' span) get not found and position_base + outside_positions[j].
+ * Asynchronous on stream. */
 cudaError_t ntg_launch_search_partitioned(const ntg_view *view, const psa_plan *plan, const uint32_t *table,
-                                          bool lower_bound, const void *keys, uint32_t n, void *values_out,
-                                          void *keys_out, uint8_t *found_out, const uint32_t *positions,
+                                          bool lower_bound, const void *keys, uint32_t n, const uint32_t *in_span,
+                                          void *values_out, void *keys_out, uint8_t *found_out,
+                                          const uint32_t *positions, const uint32_t *outside_positions,
                                           uint64_t *positions_out, uint64_t position_base, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -77,7 +77,8 @@ lower_bound_kernel(const ntg_view v, const K *__restrict__ queries, const uint32
         rank_of<K, G, true>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
         if (active && p.lane_in_group == 0) {
             const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
-            if (slot == in_leaf) { /* the answer, if any, is the next leaf's first key */
+            if (slot >= in_leaf) { /* the answer, if any, is the next leaf's first key (>=: a damaged
+                                      leaf rank of an unverified tree must not read past the leaves) */
                 leaf++;
                 slot = 0;
             }
@@ -128,7 +129,7 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
                 up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
         }
         if (active && p.lane_in_group == 0)
-            counts_out[i] = a > b ? 0 : up_to_b - below_lo;
+            counts_out[i] = a > b || up_to_b < below_lo ? 0 : up_to_b - below_lo; /* no wrap on damaged ranks */
     }
 }
 
@@ -161,7 +162,24 @@ __device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, con
             __ldg(v.leaf_rank + last + 1) - __ldg(v.leaf_rank + leaf) == (last + 1 - leaf) * v.leaf_size) {
             const uint64_t first = leaf * v.leaf_size + slot;
             const K *src_keys = keys + v.leaf_key_base + first, *src_values = values + first;
-            for (uint64_t k = lane; k < remaining; k += width) {
+            /* four elements per lane per step, loads first: more bytes in flight per warp */
+            uint64_t k = lane;
+            for (; k + 3 * width < remaining; k += 4 * width) {
+                K a[4], b[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    a[u] = keys_out ? __ldg(src_keys + k + u * width) : (K)0;
+                    b[u] = values_out ? __ldg(src_values + k + u * width) : (K)0;
+                }
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    if (keys_out)
+                        keys_out[out + k + u * width] = a[u];
+                    if (values_out)
+                        values_out[out + k + u * width] = b[u];
+                }
+            }
+            for (; k < remaining; k += width) {
                 if (keys_out)
                     keys_out[out + k] = __ldg(src_keys + k);
                 if (values_out)

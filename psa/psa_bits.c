@@ -53,12 +53,13 @@ psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, ui
         bits = width;
     plan.bits = bits;
     plan.shift = width - bits;
-    if (bits <= PSA_MAX_ONE_PASS_BITS) {
+    if (bits <= PSA_MAX_PASS1_BITS) {
         plan.bits1 = bits;
         plan.bits2 = 0;
-    } else { /* two passes, the bits split evenly (fewer bins per pass: longer runs per tile) */
-        plan.bits2 = bits / 2;
-        plan.bits1 = bits - plan.bits2;
+    } else { /* two passes, the bits split evenly (fewer bins per pass: longer runs per tile), the
+                odd bit to pass 2, whose tiles hold one coarse bin (measured: 8 + 9 beat 9 + 8) */
+        plan.bits1 = bits / 2;
+        plan.bits2 = bits - plan.bits1;
     }
     return plan;
 }

@@ -18,8 +18,12 @@ cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_
  * workspace and stay valid until it is used again; psa_restore needs the rest. */
 typedef struct psa_partitioned {
     const void *keys;
+    const uint32_t *in_span;         /* device: the queries inside [key_min, key_max], at slots
+                                        0 .. *in_span - 1; those outside follow, unsearched */
     const uint32_t *slots1, *slots2; /* ordered windows (NULL for unordered ones) */
-    const uint32_t *positions;       /* unordered: the window-relative query index of each slot */
+    const uint32_t *positions;       /* unordered: the window-relative query index of each slot
+                                        below *in_span ... */
+    const uint32_t *outside_positions; /* ... and of each slot from *in_span on */
     /* for psa_restore */
     psa_plan plan;
     uint32_t n;
@@ -31,12 +35,20 @@ typedef struct psa_partitioned {
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,
                           void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
 
-/* The restore: for each query i of the window, values_out[i] = values[slot(i)], keys_out[i] =
- * keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from the maps of
- * part; uses part's workspace (the partitioned keys are overwritten). Asynchronous. */
+/* The answer to queries outside the span: above key_max nothing is found; below key_min a lookup
+ * finds nothing and a lower bound finds the smallest key (key, value, found = true). */
+typedef struct psa_outside_answer {
+    uint64_t key, value;
+    bool found;
+} psa_outside_answer;
+
+/* The restore: for each query i of the window inside the span, values_out[i] = values[slot(i)],
+ * keys_out[i] = keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from
+ * what part recorded; queries below the span get *below (NULL: not found), those above not found.
+ * Uses part's workspace (the partitioned keys are overwritten). Asynchronous. */
 cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values, const void *keys,
                         const uint8_t *found, void *values_out, void *keys_out, uint8_t *found_out,
-                        cudaStream_t stream);
+                        const psa_outside_answer *below, cudaStream_t stream);
 
 /* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
 cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);

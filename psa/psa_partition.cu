@@ -16,7 +16,13 @@ extern "C" {
 }
 
 #define PSA_MAX_BINS (1u << PSA_MAX_PASS_BITS)
-#define BINS_PER_THREAD (PSA_MAX_BINS / PSA_THREADS)
+/* pass 1 has one more bin: queries outside [key_min, key_max], which skip pass 2 and the search */
+#define PSA_MAX_BINS1 ((1u << PSA_MAX_PASS1_BITS) + 1)
+#define BINS_PER_THREAD ((PSA_MAX_BINS + PSA_THREADS - 1) / PSA_THREADS)
+static_assert(PSA_MAX_BINS1 <= PSA_MAX_BINS, "pass 1's bins (with the outside bin) fit the bin arrays");
+/* the slot the pass-1 restore reads for a query outside the span: none, the answer is known */
+#define SLOT_ABOVE 0xFFFFFFFFu /* q > key_max */
+#define SLOT_BELOW 0xFFFFFFFEu /* q < key_min */
 
 namespace {
 
@@ -40,9 +46,9 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     l->sources1 = at, at = align_up(at + (size_t)capacity * 2);
     l->sources2 = at, at = align_up(at + (size_t)capacity * 2);
     l->found_tmp = at, at = align_up(at + (size_t)capacity);
-    l->hist1 = at, at = align_up(at + PSA_MAX_BINS * 4);
-    l->offsets1 = at, at = align_up(at + (PSA_MAX_BINS + 1) * 4);
-    l->cursor1 = at, at = align_up(at + PSA_MAX_BINS * 4);
+    l->hist1 = at, at = align_up(at + PSA_MAX_BINS1 * 4);
+    l->offsets1 = at, at = align_up(at + (PSA_MAX_BINS1 + 1) * 4);
+    l->cursor1 = at, at = align_up(at + PSA_MAX_BINS1 * 4);
     l->tile_start = at, at = align_up(at + (PSA_MAX_BINS + 1) * 4);
     l->hist2 = at, at = align_up(at + (buckets + 1) * 4);
     l->cursor2 = at, at = align_up(at + (buckets + 1) * 4);
@@ -54,9 +60,15 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     return e;
 }
 
+template <typename K> __device__ __forceinline__ bool outside(const psa_plan &plan, K q)
+{
+    return (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
+}
+
+/* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span. */
 template <typename K> __device__ __forceinline__ uint32_t coarse_bin(const psa_plan &plan, K q)
 {
-    return psa_bucket(&plan, (uint64_t)q) >> plan.bits2;
+    return outside<K>(plan, q) ? 1u << plan.bits1 : psa_bucket(&plan, (uint64_t)q) >> plan.bits2;
 }
 
 template <typename K> __device__ __forceinline__ uint32_t fine_bin(const psa_plan &plan, K q)
@@ -151,8 +163,8 @@ template <typename K>
 __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict__ queries, uint32_t n, psa_plan plan,
                                                             uint32_t *__restrict__ hist1)
 {
-    __shared__ uint32_t counts[PSA_MAX_BINS];
-    const uint32_t bins = 1u << plan.bits1;
+    __shared__ uint32_t counts[PSA_MAX_BINS1];
+    const uint32_t bins = (1u << plan.bits1) + 1;
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
     __syncthreads();
@@ -164,31 +176,42 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
             atomicAdd(&hist1[b], counts[b]);
 }
 
-/* One block of PSA_MAX_BINS threads: offsets1 = exclusive scan of hist1 (offsets1[bins] = n),
- * cursor1 = offsets1, and tile_start = exclusive scan of each coarse bin's pass-2 tile count. */
-__global__ void __launch_bounds__(PSA_MAX_BINS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins,
-                                                             uint32_t *__restrict__ offsets1,
-                                                             uint32_t *__restrict__ cursor1,
-                                                             uint32_t *__restrict__ tile_start)
+/* One block: offsets1 = exclusive scan of hist1 over the 2^bits1 coarse bins and the outside bin
+ * (offsets1[bins1] = the queries inside the span, offsets1[bins1 + 1] = n), cursor1 = offsets1, and
+ * tile_start = exclusive scan of each coarse bin's pass-2 tile count (the outside bin has none). */
+#define SCAN1_THREADS 1024
+#define SCAN1_ITEMS ((PSA_MAX_BINS1 + SCAN1_THREADS - 1) / SCAN1_THREADS)
+__global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins1,
+                                                              uint32_t *__restrict__ offsets1,
+                                                              uint32_t *__restrict__ cursor1,
+                                                              uint32_t *__restrict__ tile_start)
 {
-    typedef cub::BlockScan<uint32_t, PSA_MAX_BINS> scan;
+    typedef cub::BlockScan<uint32_t, SCAN1_THREADS> scan;
     __shared__ typename scan::TempStorage temp;
-    const uint32_t b = threadIdx.x;
-    const uint32_t count = b < bins ? hist1[b] : 0;
-    uint32_t offset, total;
+    uint32_t count[SCAN1_ITEMS], offset[SCAN1_ITEMS], tiles[SCAN1_ITEMS], tile[SCAN1_ITEMS];
+#pragma unroll
+    for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
+        const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
+        count[j] = b <= bins1 ? hist1[b] : 0;
+        tiles[j] = b < bins1 ? (count[j] + PSA_TILE - 1) / PSA_TILE : 0;
+    }
+    uint32_t total, tiles_total;
     scan(temp).ExclusiveSum(count, offset, total);
     __syncthreads();
-    const uint32_t tiles = (count + PSA_TILE - 1) / PSA_TILE;
-    uint32_t tile, tiles_total;
     scan(temp).ExclusiveSum(tiles, tile, tiles_total);
-    if (b < bins) {
-        offsets1[b] = offset;
-        cursor1[b] = offset;
-        tile_start[b] = tile;
+#pragma unroll
+    for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
+        const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
+        if (b <= bins1) {
+            offsets1[b] = offset[j];
+            cursor1[b] = offset[j];
+        }
+        if (b < bins1)
+            tile_start[b] = tile[j];
     }
-    if (b == 0) {
-        offsets1[bins] = total;
-        tile_start[bins] = tiles_total;
+    if (threadIdx.x == 0) {
+        offsets1[bins1 + 1] = total;
+        tile_start[bins1] = tiles_total;
     }
 }
 
@@ -221,7 +244,7 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
 template <typename K> struct pass_shared {
     typename bin_scan::TempStorage scan_temp;
     tile_place place;
-    uint32_t counts[PSA_MAX_BINS], offsets[PSA_MAX_BINS], base[PSA_MAX_BINS];
+    uint32_t counts[PSA_MAX_BINS], offsets[PSA_MAX_BINS], base[PSA_MAX_BINS]; /* pass 1 needs at most PSA_MAX_BINS1 */
     K keys[PSA_TILE];
     uint32_t source[PSA_TILE];
 };
@@ -246,7 +269,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
-    const uint32_t bins = 1u << (second ? plan.bits2 : plan.bits1);
+    const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
     uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
     K key[PSA_ITEMS];
     bool valid[PSA_ITEMS];
@@ -276,15 +299,20 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         const K q = sh.keys[at];
         const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q);
         const uint32_t slot = sh.base[b] + (at - sh.offsets[b]);
-        keys_out[slot] = q;
+        const bool out_of_span = !second && b == (1u << plan.bits1);
+        if (!out_of_span)
+            keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
         if (UNORDERED) {
             positions_out[slot] = sh.source[at];
         } else {
-            slots[t.begin + at] = slot;
+            slots[t.begin + at] = out_of_span ? ((uint64_t)q > plan.key_max ? SLOT_ABOVE : SLOT_BELOW) : slot;
             sources[t.begin + at] = (uint16_t)sh.source[at];
         }
     }
 }
+
+/* Gathers in flight per thread in a restore step. */
+#define RESTORE_BATCH 4
 
 /* Shared memory of a restore step: the tile's results in input order. */
 template <typename K, bool KEYS> struct restore_shared {
@@ -298,12 +326,12 @@ template <typename K, bool KEYS> struct restore_shared {
  * reads its results at slots[p] — each bin's run of slots read whole, coalesced — and puts them at
  * the item's place sources[p]; the tile then leaves in input order, coalesced. */
 template <typename K, bool KEYS>
-__global__ void __launch_bounds__(PSA_THREADS)
+__global__ void __launch_bounds__(PSA_THREADS, PSA_RESTORE_MIN_BLOCKS)
 restore_kernel(bool second, uint32_t n, psa_plan plan, const uint32_t *__restrict__ offsets1,
                const uint32_t *__restrict__ tile_start, const uint32_t *__restrict__ slots,
                const uint16_t *__restrict__ sources, const K *__restrict__ values, const K *__restrict__ keys,
                const uint8_t *__restrict__ found, K *__restrict__ values_out, K *__restrict__ keys_out,
-               uint8_t *__restrict__ found_out)
+               uint8_t *__restrict__ found_out, psa_outside_answer below)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     restore_shared<K, KEYS> &sh = *reinterpret_cast<restore_shared<K, KEYS> *>(shared_bytes);
@@ -311,31 +339,42 @@ restore_kernel(bool second, uint32_t n, psa_plan plan, const uint32_t *__restric
     if (t.begin == t.end)
         return; /* block-uniform */
     const uint32_t count = t.end - t.begin;
-    /* all of a thread's loads first, so that PSA_ITEMS gathers are in flight at once */
-    uint32_t s[PSA_ITEMS], d[PSA_ITEMS];
+    /* a thread's loads in batches of RESTORE_BATCH, each batch's gathers in flight at once (the
+     * batch bounds the registers, hence the blocks resident per SM) */
+#pragma unroll 1
+    for (int first = 0; first < PSA_ITEMS; first += RESTORE_BATCH) {
+        uint32_t s[RESTORE_BATCH], d[RESTORE_BATCH];
 #pragma unroll
-    for (int k = 0; k < PSA_ITEMS; k++) {
-        const uint32_t at = (uint32_t)k * PSA_THREADS + threadIdx.x;
-        s[k] = at < count ? __ldg(slots + t.begin + at) : 0;
-        d[k] = at < count ? __ldg(sources + t.begin + at) : 0;
-    }
-    K v[PSA_ITEMS], kv[PSA_ITEMS];
-    uint8_t f[PSA_ITEMS];
-#pragma unroll
-    for (int k = 0; k < PSA_ITEMS; k++) {
-        const bool here = (uint32_t)k * PSA_THREADS + threadIdx.x < count;
-        v[k] = here && values_out ? __ldg(values + s[k]) : (K)0;
-        kv[k] = here && KEYS ? __ldg(keys + s[k]) : (K)0;
-        f[k] = here ? __ldg(found + s[k]) : 0;
-    }
-#pragma unroll
-    for (int k = 0; k < PSA_ITEMS; k++)
-        if ((uint32_t)k * PSA_THREADS + threadIdx.x < count) {
-            sh.values[d[k]] = v[k];
-            if (KEYS)
-                sh.keys[d[k]] = kv[k];
-            sh.found[d[k]] = f[k];
+        for (int k = 0; k < RESTORE_BATCH; k++) {
+            const uint32_t at = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x;
+            s[k] = at < count ? __ldg(slots + t.begin + at) : 0;
+            d[k] = at < count ? __ldg(sources + t.begin + at) : 0;
         }
+        K v[RESTORE_BATCH], kv[RESTORE_BATCH];
+        uint8_t f[RESTORE_BATCH];
+#pragma unroll
+        for (int k = 0; k < RESTORE_BATCH; k++) {
+            const bool here = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count;
+            if (here && s[k] >= SLOT_BELOW) { /* outside the span (pass 1 only): the answer is known */
+                const bool below_hit = s[k] == SLOT_BELOW && below.found;
+                v[k] = below_hit ? (K)below.value : (K)0;
+                kv[k] = below_hit ? (K)below.key : (K)0;
+                f[k] = below_hit;
+                continue;
+            }
+            v[k] = here && values_out ? __ldg(values + s[k]) : (K)0;
+            kv[k] = here && KEYS ? __ldg(keys + s[k]) : (K)0;
+            f[k] = here ? __ldg(found + s[k]) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < RESTORE_BATCH; k++)
+            if ((uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count) {
+                sh.values[d[k]] = v[k];
+                if (KEYS)
+                    sh.keys[d[k]] = kv[k];
+                sh.found[d[k]] = f[k];
+            }
+    }
     __syncthreads();
     for (uint32_t d = threadIdx.x; d < count; d += PSA_THREADS) {
         if (values_out)
@@ -395,11 +434,11 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
         (e = allow_shared(pass_kernel<K, true>, pass_bytes)) != cudaSuccess)
         return e;
 
-    if ((e = cudaMemsetAsync(hist1, 0, bins1 * 4, stream)) != cudaSuccess)
+    if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
         return e;
     const unsigned hist_blocks = (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * 16), 8u * sm_count());
     hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
-    scan1_kernel<<<1, PSA_MAX_BINS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start);
+    scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start);
     if (unordered)
         pass_kernel<K, true><<<blocks_for(n, PSA_TILE), PSA_THREADS, pass_bytes, stream>>>(
             false, queries, n, plan, offsets1, tile_start, cursor1, keys1, NULL, NULL, NULL, slots1);
@@ -408,6 +447,8 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
             false, queries, n, plan, offsets1, tile_start, cursor1, keys1, slots1, sources1, NULL, NULL);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
+    out->in_span = offsets1 + bins1;
+    out->outside_positions = unordered ? slots1 : NULL;
     out->keys = keys1;
     out->slots1 = unordered ? NULL : slots1;
     out->slots2 = NULL;
@@ -441,7 +482,8 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
 
 template <typename K, bool KEYS>
 cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
-                          const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out, cudaStream_t stream)
+                          const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out,
+                          psa_outside_answer below, cudaStream_t stream)
 {
     const layout &l = w.l;
     const psa_plan &plan = part->plan;
@@ -459,7 +501,7 @@ cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *
         const unsigned tiles = blocks_for(n, PSA_TILE) + (1u << plan.bits1);
         restore_kernel<K, KEYS><<<tiles, PSA_THREADS, bytes, stream>>>(
             true, n, plan, offsets1, tile_start, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
-            values_out ? mid_values : NULL, mid_keys, mid_found);
+            values_out ? mid_values : NULL, mid_keys, mid_found, below);
         values = mid_values;
         keys = mid_keys;
         found = mid_found;
@@ -468,7 +510,7 @@ cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *
     }
     restore_kernel<K, KEYS><<<blocks_for(n, PSA_TILE), PSA_THREADS, bytes, stream>>>(
         false, n, plan, offsets1, tile_start, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
-        keys_out, found_out);
+        keys_out, found_out, below);
     return cudaGetLastError();
 }
 
@@ -488,7 +530,7 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
                                      bool unordered, void *workspace, size_t workspace_bytes, psa_partitioned *out,
                                      cudaStream_t stream)
 {
-    if (plan->bits1 > PSA_MAX_PASS_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
+    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)workspace;
@@ -502,7 +544,8 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
     out->workspace = workspace;
     if (n == 0) {
         out->keys = queries;
-        out->slots1 = out->slots2 = out->positions = NULL;
+        out->in_span = NULL;
+        out->slots1 = out->slots2 = out->positions = out->outside_positions = NULL;
         return cudaSuccess;
     }
     return key_bits == 32 ? partition_typed<uint32_t>(*plan, (const uint32_t *)queries, n, unordered, w, out, stream)
@@ -511,8 +554,11 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,
                                    const void *keys, const uint8_t *found, void *values_out, void *keys_out,
-                                   uint8_t *found_out, cudaStream_t stream)
+                                   uint8_t *found_out, const psa_outside_answer *below_answer, cudaStream_t stream)
 {
+    psa_outside_answer below = {0, 0, false};
+    if (below_answer)
+        below = *below_answer;
     if (part->n == 0)
         return cudaSuccess;
     if (!part->slots1 || !found || !found_out)
@@ -526,13 +572,14 @@ extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *par
     if (key_bits == 32)
         return with_keys ? restore_typed<uint32_t, true>(part, w, (const uint32_t *)values, (const uint32_t *)keys,
                                                          found, (uint32_t *)values_out, (uint32_t *)keys_out,
-                                                         found_out, stream)
+                                                         found_out, below, stream)
                          : restore_typed<uint32_t, false>(part, w, (const uint32_t *)values, NULL, found,
-                                                          (uint32_t *)values_out, NULL, found_out, stream);
+                                                          (uint32_t *)values_out, NULL, found_out, below, stream);
     return with_keys ? restore_typed<uint64_t, true>(part, w, (const uint64_t *)values, (const uint64_t *)keys, found,
-                                                     (uint64_t *)values_out, (uint64_t *)keys_out, found_out, stream)
+                                                     (uint64_t *)values_out, (uint64_t *)keys_out, found_out, below,
+                                                     stream)
                      : restore_typed<uint64_t, false>(part, w, (const uint64_t *)values, NULL, found,
-                                                      (uint64_t *)values_out, NULL, found_out, stream);
+                                                      (uint64_t *)values_out, NULL, found_out, below, stream);
 }
 
 extern "C" cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out)

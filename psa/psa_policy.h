@@ -12,12 +12,15 @@
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
 #define PSA_MIN_BLOCKS 2
+/* The same for a restore step (36 to 72 KiB of shared memory a block). */
+#define PSA_RESTORE_MIN_BLOCKS 3
 
-/* Bins of one pass live in shared memory: at most 2^PSA_MAX_PASS_BITS per pass. A plan of more
- * than PSA_MAX_ONE_PASS_BITS bits takes two passes, the second on PSA_MAX_PASS_BITS - 1 bits. */
+/* Bins of one pass live in shared memory: at most 2^PSA_MAX_PASS_BITS per pass; pass 1 at most
+ * 2^PSA_MAX_PASS1_BITS, plus one bin for queries outside the keys' span. A plan of more than
+ * PSA_MAX_PASS1_BITS bits takes two passes, the bits split evenly, the odd one to pass 2. */
 #define PSA_MAX_PASS_BITS 10
-#define PSA_MAX_ONE_PASS_BITS 10
-#define PSA_MAX_BITS (2 * PSA_MAX_PASS_BITS - 1)
+#define PSA_MAX_PASS1_BITS 9
+#define PSA_MAX_BITS (PSA_MAX_PASS1_BITS + PSA_MAX_PASS_BITS)
 
 /* Buckets are made about this many leaves wide: a search tile of consecutive slots then spans a
  * few buckets, whose leaves fit the search kernel's shared-memory stage (ntg_policy.h). */

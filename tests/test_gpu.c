@@ -436,6 +436,12 @@ static void test_psa_partition(void **state)
             check_lookups(t, bits, q, n, 0, 1, 1u << 18, 0, 1);  /* several windows, host arrays */
             check_lower_bounds(t, bits, q, n, 0, 1, 1u << 18, 1);
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 0);        /* auto */
+            /* sparser windows: tiles staged in halves, quarters, ... or descending */
+            for (uint64_t sparse = n / 8; sparse >= 3000; sparse /= 4) {
+                check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 0);
+                check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 1);
+                check_lower_bounds(t, bits, q, sparse, 0, 1, 0, 1);
+            }
             check_lookups(t, bits, q, 3000, 0, 1, 0, 1, 0);      /* sparse: the tiles descend */
             check_lower_bounds(t, bits, q, 3000, 0, 1, 0, 1);
             free(q);
