@@ -334,7 +334,8 @@ extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const ps
         return cudaErrorInvalidValue;
     /* dense windows: the lean kernel of NTG_PS_ITEMS slots a thread; sparse ones: small tiles searched
      * in chunks (ntg_policy.h) */
-    const bool dense = (uint64_t)n >= (uint64_t)NTG_PS_DENSE_QUERIES_PER_LEAF * v->n_leaves;
+    const uint64_t stage_rows = NTG_PS_STAGE_BYTES / (v->key_bits / 8) / (v->leaf_size + 1);
+    const bool dense = (uint64_t)n * stage_rows * 2 >= (uint64_t)NTG_PS_DENSE_TILE_SPAN * NTG_PS_TILE * v->n_leaves;
     const unsigned blocks = blocks_for(n, (uint64_t)NTG_PS_THREADS * (dense ? NTG_PS_ITEMS : NTG_PS_SPARSE_ITEMS));
 #define PS_LAUNCH(K, LB)                                                                                        \
     do {                                                                                                        \

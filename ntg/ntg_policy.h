@@ -22,14 +22,16 @@ static inline unsigned ntg_collect_group_size(double mean_length, unsigned tree_
 /* The search of a partitioned window (ntg_partitioned.cu): a block takes a tile of
  * NTG_PS_THREADS * NTG_PS_ITEMS consecutive slots, stages the leaves they can fall in into
  * NTG_PS_STAGE_BYTES of shared memory (rows of L + 1 keys, so that rows start on different banks)
- * and searches there; a tile whose leaves do not fit descends the tree instead. Windows with fewer
- * than NTG_PS_DENSE_QUERIES_PER_LEAF queries per leaf take tiles of NTG_PS_SPARSE_ITEMS slots a
- * thread, searched in chunks whose leaves fit (more blocks in flight, each staging less). */
+ * and searches there; a tile whose leaves do not fit descends the tree instead. A window is dense
+ * when a tile's expected leaves (NTG_PS_TILE slots at the window's queries per leaf) times
+ * NTG_PS_DENSE_TILE_SPAN / 2 (room for tiles that straddle buckets) fit the stage; sparser windows
+ * take tiles of NTG_PS_SPARSE_ITEMS slots a thread, searched in chunks whose leaves fit (more
+ * blocks in flight, each staging less). */
 #define NTG_PS_THREADS 256
 #define NTG_PS_ITEMS 8
 #define NTG_PS_TILE (NTG_PS_THREADS * NTG_PS_ITEMS)
 #define NTG_PS_SPARSE_ITEMS 2
-#define NTG_PS_DENSE_QUERIES_PER_LEAF 16
+#define NTG_PS_DENSE_TILE_SPAN 3
 #define NTG_PS_STAGE_BYTES (36u * 1024u)
 /* Blocks of the partitioned search resident per SM (the register budget follows). */
 #define NTG_PS_MIN_BLOCKS 4
