@@ -504,8 +504,10 @@ static harmonia_status ix_write_file(harmonia_tree *tree, const char *path,
     }
     if (!ok) {
         int saved = errno;
-        status = hm_fail(tree, HARMONIA_ERR_IO, "%s: cannot save (write of %s failed): %s; %s is unchanged",
-                         path, out.temp, strerror(saved), path);
+        status = hm_fail(tree, HARMONIA_ERR_IO,
+                         "%s: cannot save (writing the temporary file beside it failed): %s; %s is "
+                         "unchanged",
+                         path, strerror(saved), path);
         hm_output_abort(&out);
         if (own_lock >= 0)
             close(own_lock);

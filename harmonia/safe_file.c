@@ -352,33 +352,65 @@ bool hm_write_all(int fd, const void *data, uint64_t n)
     return true;
 }
 
-/* Creates target + ".tmp.XXXXXX" with O_EXCL and the given mode (umask applies). Returns the fd
- * and the name in *temp_out (malloc'd), or -1 with errno set. */
-static int create_temp(const char *target, mode_t mode, char **temp_out)
+/* Writes target + ".tmp.XXXXXX" (random characters) into temp, which has room for it. */
+static void make_temp_name(const char *target, char *temp)
 {
     static atomic_uint_fast64_t counter;
     size_t len = strlen(target), infix = strlen(HM_TEMP_INFIX);
-    char *temp = malloc(len + infix + HM_TEMP_RANDOM_CHARS + 1);
-    if (temp == NULL) {
-        errno = ENOMEM;
-        return -1;
-    }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t seed = ((uint64_t)getpid() << 32) ^ (uint64_t)now.tv_nsec ^
                     ((uint64_t)now.tv_sec << 20) ^ (uintptr_t)temp;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        uint64_t x = XXH3_64bits_withSeed(&seed, sizeof seed, atomic_fetch_add(&counter, 1));
-        memcpy(temp, target, len);
-        memcpy(temp + len, HM_TEMP_INFIX, infix);
-        for (int i = 0; i < HM_TEMP_RANDOM_CHARS; i++) {
-            temp[len + infix + (size_t)i] = hm_temp_digits[x % 62];
-            x /= 62;
+    uint64_t x = XXH3_64bits_withSeed(&seed, sizeof seed, atomic_fetch_add(&counter, 1));
+    memcpy(temp, target, len);
+    memcpy(temp + len, HM_TEMP_INFIX, infix);
+    for (int i = 0; i < HM_TEMP_RANDOM_CHARS; i++) {
+        temp[len + infix + (size_t)i] = hm_temp_digits[x % 62];
+        x /= 62;
+    }
+    temp[len + infix + HM_TEMP_RANDOM_CHARS] = '\0';
+}
+
+/* Creates the temporary file of target with the given mode (umask applies). Where the system
+ * allows, the file has no name until commit (O_TMPFILE, named through /proc/self/fd then): a
+ * killed writer leaves nothing behind. Elsewhere it is "<target>.tmp.XXXXXX", created with
+ * O_EXCL. Returns the fd, the name reserved for it in *temp_out (malloc'd) and whether it is
+ * linked yet, or -1 with errno set. */
+static int create_temp(const char *target, mode_t mode, char **temp_out, bool *linked_out)
+{
+    size_t len = strlen(target) + strlen(HM_TEMP_INFIX) + HM_TEMP_RANDOM_CHARS + 1;
+    char *temp = malloc(len);
+    if (temp == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    make_temp_name(target, temp);
+#ifdef O_TMPFILE
+    if (access("/proc/self/fd", X_OK) == 0) {
+        char *folder = folder_of(target);
+        int fd = folder != NULL ? open(folder, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode) : -1;
+        int saved = errno;
+        free(folder);
+        if (fd >= 0) {
+            *temp_out = temp;
+            *linked_out = false;
+            return fd;
         }
-        temp[len + infix + HM_TEMP_RANDOM_CHARS] = '\0';
+        /* a filesystem without O_TMPFILE says so with one of these; other errors are real */
+        if (saved != EOPNOTSUPP && saved != EISDIR && saved != EINVAL && saved != ENOENT) {
+            free(temp);
+            errno = saved;
+            return -1;
+        }
+    }
+#endif
+    for (int attempt = 0; attempt < 100; attempt++) {
+        if (attempt > 0)
+            make_temp_name(target, temp);
         int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
         if (fd >= 0) {
             *temp_out = temp;
+            *linked_out = true;
             return fd;
         }
         if (errno != EEXIST)
@@ -388,6 +420,24 @@ static int create_temp(const char *target, mode_t mode, char **temp_out)
     free(temp);
     errno = saved;
     return -1;
+}
+
+/* Gives an unnamed temporary file its name (a fresh one if the reserved name is taken). */
+static bool link_temp(hm_output *out)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", out->fd);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        if (attempt > 0)
+            make_temp_name(out->target, out->temp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, out->temp, AT_SYMLINK_FOLLOW) == 0) {
+            out->linked = true;
+            return true;
+        }
+        if (errno != EEXIST)
+            return false;
+    }
+    return false;
 }
 
 static void output_free_names(hm_output *out)
@@ -418,7 +468,7 @@ harmonia_status hm_output_open(hm_output *out, const char *path, char *why, size
 
     /* A replacement is private until it has the old file's owner and mode; a new file gets the
      * usual 0666 & ~umask from the start. */
-    out->fd = create_temp(out->target, out->replaces ? 0600 : 0666, &out->temp);
+    out->fd = create_temp(out->target, out->replaces ? 0600 : 0666, &out->temp, &out->linked);
     if (out->fd < 0) {
         int saved = errno;
         snprintf(why, why_size, "%s: cannot create a temporary file beside %s: %s", path,
@@ -454,7 +504,7 @@ harmonia_status hm_output_open(hm_output *out, const char *path, char *why, size
 
 void hm_output_abort(hm_output *out)
 {
-    if (out->temp != NULL)
+    if (out->temp != NULL && out->linked)
         unlink(out->temp);
     if (out->fd >= 0)
         close(out->fd);
@@ -508,6 +558,13 @@ harmonia_status hm_output_commit(hm_output *out, bool keep_fd, char *why, size_t
             hm_output_abort(out);
             return HARMONIA_ERR_CONFLICT;
         }
+    }
+    if (!out->linked && !link_temp(out)) {
+        int saved = errno;
+        snprintf(why, why_size, "%s: cannot give the temporary file a name beside it: %s; %s is unchanged",
+                 out->path, strerror(saved), out->path);
+        hm_output_abort(out);
+        return HARMONIA_ERR_IO;
     }
     if (rename(out->temp, out->target) != 0) {
         int saved = errno;

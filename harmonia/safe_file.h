@@ -10,10 +10,13 @@
  *   - The new file gets the old file's permission bits and, where the process may (root, or the
  *     group of a member), its owner and group; a new file gets 0666 & ~umask. The temporary file is
  *     private (0600) until then, so data never shows with wider permissions than the target's.
- *   - The data goes to "<real target>.tmp.XXXXXX" (X: [0-9A-Za-z]) in the real target's folder,
- *     which this process holds an exclusive flock(2) on while it exists; commit fsyncs it, renames
- *     it over the target and fsyncs the folder. Any failure (ENOSPC, EFBIG, a signal-free error
- *     of any step) removes the temporary file and leaves the old target byte for byte as it was.
+ *   - The data goes to a temporary file in the real target's folder, which this process holds an
+ *     exclusive flock(2) on. Where the system allows (O_TMPFILE and /proc), the file has no name
+ *     while it is written, so a writer killed then leaves nothing at all; at commit it is fsynced,
+ *     named "<real target>.tmp.XXXXXX" (X: [0-9A-Za-z]), renamed over the target and the folder
+ *     fsynced. Elsewhere it carries that name from its creation. Any failure (ENOSPC, EFBIG, an
+ *     error of any step) removes the temporary file and leaves the old target byte for byte as
+ *     it was.
  *   - Stale temporary files of killed writers of the same target (the name pattern above, a
  *     regular file, owned by this user or any user for root, and not flock'ed: the kernel drops
  *     a dead process's locks) are removed when the next output to that target is opened. An empty
@@ -78,7 +81,8 @@ typedef struct hm_output {
     int fd;               /* the temporary file, open for writing, flock'ed */
     char *path;           /* the name given (for messages) */
     char *target;         /* the real file that commit replaces (links resolved) */
-    char *temp;           /* target + ".tmp.XXXXXX" */
+    char *temp;           /* target + ".tmp.XXXXXX": its name, or the name it gets at commit */
+    bool linked;          /* the temporary file has that name (else it is unnamed, O_TMPFILE) */
     bool replaces;        /* a file was at target when opened */
     hm_file_id replaced;  /* its identity then */
     bool check_unchanged; /* commit fails (CONFLICT) if target no longer is that file */
