@@ -178,7 +178,10 @@ harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_c
  *   with the exclusive scan of the range counts; offsets[count] is the total number of pairs.
  * phase 2, keys_out and/or values_out non-NULL with room for offsets[count] entries each: writes
  *   the pairs of range i, ascending by key, to positions offsets[i] .. offsets[i+1]-1. offsets
- *   must be those of phase 1 for the same tree and ranges (they are read, not recomputed).
+ *   must be those of phase 1 for the same tree and ranges (they are read, not recomputed). The
+ *   CPU engine checks them first (never decreasing, no range above the key count: INVALID); so
+ *   does the GPU engine for a tree loaded without verification when config->memory is HOST
+ *   (CORRUPT: its damaged keys gave such counts).
  * Synchronous. */
 harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
                                        const void *lo, const void *hi, uint64_t count,
