@@ -72,7 +72,7 @@ static int open_binary_records(const char *path, size_t record_bytes, const char
     }
     if (!S_ISREG(st.st_mode)) {
         fclose(file);
-        return cli_error("%s: not a regular file", path);
+        return cli_error("%s: %s, not a regular file", path, hm_file_kind(st.st_mode));
     }
     uint64_t size = (uint64_t)st.st_size;
     if (size % record_bytes != 0) {
