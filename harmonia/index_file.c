@@ -540,37 +540,42 @@ static harmonia_status ix_write_file(harmonia_tree *tree, const char *path,
     return status;
 }
 
-harmonia_status hm_verify_loaded(harmonia_tree *tree, const char *what)
+harmonia_status hm_verify_loaded(harmonia_tree *tree, const char *consequence)
 {
     if (!tree->unverified)
         return HARMONIA_OK;
-    const char *source = tree->source_path != NULL ? tree->source_path : "its file";
+    const char *source = tree->source_path != NULL ? tree->source_path : "the index file";
+    const char *sep = consequence != NULL ? "; " : "";
+    if (consequence == NULL)
+        consequence = "";
     ix_header h;
     ix_layout layout;
     ix_header_of_tree(tree, &h);
     if (tree->mapping == NULL || !ix_compute_layout(&h, &layout))
         return hm_fail(tree, HARMONIA_ERR_CORRUPT,
-                       "%s: the tree was loaded from %s without verification and can no longer be "
-                       "verified", what, source);
+                       "%s: loaded without verification and can no longer be verified%s%s", source,
+                       sep, consequence);
     const kr_tree *kr = &tree->kr;
     const void *data[IX_SECTION_COUNT] = {kr->keys, kr->leaf_values, kr->first_child, kr->leaf_rank};
     for (unsigned i = 0; i < IX_SECTION_COUNT; i++) {
         uint64_t computed;
         if (!ix_checksum(data[i], layout.size[i], NULL, &computed))
-            return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "%s: out of memory", what);
+            return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "%s: out of memory%s%s", source, sep,
+                           consequence);
         if (computed != tree->loaded_checksums[i])
             return hm_fail(tree, HARMONIA_ERR_CORRUPT,
-                           "%s: the tree was loaded from %s without verification and the file is "
-                           "damaged: section '%s' checksum mismatch (stored 0x%016" PRIx64
-                           ", computed 0x%016" PRIx64 ")",
-                           what, source, ix_section_name(i + 1), tree->loaded_checksums[i], computed);
+                           "%s: loaded without verification, and the file is damaged: section '%s' "
+                           "checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64 ")%s%s",
+                           source, ix_section_name(i + 1), tree->loaded_checksums[i], computed, sep,
+                           consequence);
     }
     kr_error err;
     err.message[0] = '\0';
     if (kr_check_tree(kr, &err) != HARMONIA_OK)
         return hm_fail(tree, HARMONIA_ERR_CORRUPT,
-                       "%s: the tree was loaded from %s without verification and fails the "
-                       "integrity check: %s", what, source, err.message[0] ? err.message : "(no message)");
+                       "%s: loaded without verification, and the tree fails the integrity check: "
+                       "%s%s%s",
+                       source, err.message[0] ? err.message : "(no message)", sep, consequence);
     tree->unverified = false;
     return HARMONIA_OK;
 }
@@ -586,7 +591,7 @@ harmonia_status harmonia_save(harmonia_tree *tree, const char *path)
                        "%s: index files are little-endian and this host is not", path);
     /* fresh checksums over damage would hide it: an unverified tree is verified first */
     char what[PATH_MAX + 32];
-    snprintf(what, sizeof what, "%s: not saved", path);
+    snprintf(what, sizeof what, "not saved to %s", path);
     harmonia_status verified = hm_verify_loaded(tree, what);
     if (verified != HARMONIA_OK)
         return verified;

@@ -375,7 +375,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
                        "a batch of %" PRIu64 " operations on a 32-bit tree: split it into batches below 2^32", count);
     /* A tree loaded without verification is verified before anything changes: the update
      * rewrites every checksum on save, so damage must be found now or never. */
-    harmonia_status st = hm_verify_loaded(tree, "harmonia_update: nothing was applied");
+    harmonia_status st = hm_verify_loaded(tree, "nothing was applied");
     if (st != HARMONIA_OK) {
         if (stats_out) {
             memset(stats_out, 0, sizeof *stats_out);
@@ -449,7 +449,7 @@ harmonia_status harmonia_check(harmonia_tree *tree)
 {
     REQUIRE_TREE(tree, "harmonia_check");
     if (tree->unverified) { /* the checksums of the file too, then the checker */
-        harmonia_status st = hm_verify_loaded(tree, "harmonia_check");
+        harmonia_status st = hm_verify_loaded(tree, NULL);
         if (st == HARMONIA_OK)
             tree->last_error[0] = 0;
         return st;

@@ -49,8 +49,8 @@ void hm_tree_release_storage(harmonia_tree *tree);
 
 /* For a tree loaded without verification: checks its mapped sections against the checksums of
  * the file and runs the integrity checker; on success the tree counts as verified. OK at once for
- * a verified tree. CORRUPT (message in the tree's last error, starting with what) otherwise.
- * index_file.c. */
-harmonia_status hm_verify_loaded(harmonia_tree *tree, const char *what);
+ * a verified tree. CORRUPT otherwise, with the message in the tree's last error: the file, what is
+ * wrong, then "; <consequence>" ("nothing was applied"; NULL for none). index_file.c. */
+harmonia_status hm_verify_loaded(harmonia_tree *tree, const char *consequence);
 
 #endif /* HARMONIA_TREE_INTERNAL_H */

@@ -407,7 +407,7 @@ int cli_cmd_profile_ntg(int argc, char **argv)
     if (run.store) {
         if ((hs = harmonia_set_group_size(tree, run.choice)) != HARMONIA_OK ||
             (hs = harmonia_save(tree, run.index_path)) != HARMONIA_OK) {
-            status = cli_library_error(tree, hs, run.index_path);
+            status = cli_library_error(tree, hs, NULL); /* the save's messages name the file */
             goto done;
         }
         run.stored = true;

@@ -20,6 +20,8 @@ static int report_rejected_batch(harmonia_tree *tree, harmonia_status hs, const 
     const char *message = harmonia_last_error(tree);
     if (message[0] == '\0')
         message = harmonia_strerror(hs);
+    if (hs == HARMONIA_ERR_CORRUPT) /* the index, loaded with --no-verify, failed verification */
+        return cli_error("%s (%s); %s is unchanged", message, harmonia_strerror(hs), index_path);
     if (hs != HARMONIA_ERR_KEY_EXISTS && hs != HARMONIA_ERR_KEY_MISSING)
         return cli_error("%s: %s (%s); nothing was applied and %s is unchanged", ops_path,
                          message, harmonia_strerror(hs), index_path);
