@@ -23,6 +23,13 @@
 static const char hm_temp_digits[] =
     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
+/* flock's answer on a filesystem that has no locks (some FUSE and network filesystems): then no
+ * lock is taken, and what the locks protect rests on the other checks. */
+static bool locks_unsupported(int err)
+{
+    return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
+}
+
 /* ---- identities ---------------------------------------------------------------------------- */
 
 void hm_file_id_of(const struct stat *st, hm_file_id *id)
@@ -193,7 +200,7 @@ harmonia_status hm_lock_existing(const char *path, bool wait, int *fd_out, struc
             free(real);
             continue;
         }
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0 && !locks_unsupported(errno)) {
             int saved = errno;
             if (saved != EWOULDBLOCK) {
                 close(fd);
@@ -294,7 +301,8 @@ static uint64_t stale_temps_of_real(const char *real, bool remove, hm_stale_visi
             continue;
         }
         found++;
-        /* a live writer holds the lock from just after creating the file to its rename */
+        /* a live writer holds the lock from just after creating the file to its rename; where
+         * the filesystem has no locks, nothing tells, and the file stays */
         bool locked = flock(fd, LOCK_EX | LOCK_NB) != 0;
         bool own = geteuid() == 0 || opened.st_uid == geteuid();
         bool young_empty = opened.st_size == 0 &&
@@ -480,7 +488,7 @@ harmonia_status hm_output_open(hm_output *out, const char *path, char *why, size
     int saved = 0;
     /* held until the rename (and after it where the caller keeps the descriptor): marks the
      * file as a live writer's for the stale-file cleanup */
-    if (flock(out->fd, LOCK_EX | LOCK_NB) != 0) {
+    if (flock(out->fd, LOCK_EX | LOCK_NB) != 0 && !locks_unsupported(errno)) {
         step = "lock";
         saved = errno;
     }

@@ -27,6 +27,9 @@
  * still names the locked file (a writer may have renamed a new file over it meanwhile). Index
  * saves lock the file they replace; a tree loaded with a lock keeps it, and after its own save
  * keeps the lock on the new file through the temporary file's descriptor (locked since creation).
+ * On a filesystem without flock (ENOLCK, EOPNOTSUPP) no lock is taken and the writes go on: the
+ * check that a save replaces the file it loaded still runs, and no temporary file there is ever
+ * taken for stale.
  * ============================================================================================ */
 #ifndef HARMONIA_SAFE_FILE_H
 #define HARMONIA_SAFE_FILE_H
