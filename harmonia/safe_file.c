@@ -387,6 +387,10 @@ static void make_temp_name(const char *target, char *temp)
 static int create_temp(const char *target, mode_t mode, char **temp_out, bool *linked_out)
 {
     size_t len = strlen(target) + strlen(HM_TEMP_INFIX) + HM_TEMP_RANDOM_CHARS + 1;
+    if (strlen(base_of(target)) + strlen(HM_TEMP_INFIX) + HM_TEMP_RANDOM_CHARS > NAME_MAX) {
+        errno = ENAMETOOLONG; /* known now, not after all the data is written */
+        return -1;
+    }
     char *temp = malloc(len);
     if (temp == NULL) {
         errno = ENOMEM;
@@ -479,8 +483,12 @@ harmonia_status hm_output_open(hm_output *out, const char *path, char *why, size
     out->fd = create_temp(out->target, out->replaces ? 0600 : 0666, &out->temp, &out->linked);
     if (out->fd < 0) {
         int saved = errno;
-        snprintf(why, why_size, "%s: cannot create a temporary file beside %s: %s", path,
-                 out->target, strerror(saved));
+        if (strcmp(out->target, path) == 0)
+            snprintf(why, why_size, "%s: cannot create a temporary file beside it: %s", path,
+                     strerror(saved));
+        else
+            snprintf(why, why_size, "%s: cannot create a temporary file beside %s (where it "
+                     "links): %s", path, out->target, strerror(saved));
         output_free_names(out);
         return HARMONIA_ERR_IO;
     }
