@@ -174,6 +174,14 @@ void poison(const tree_ctx &T, batch_ctx &B)
         CK(cudaMemset(B.d_pos, 0xFF, B.nq * 8));
 }
 
+/* A free-text CSV field: commas become semicolons. */
+std::string field(const std::string &text)
+{
+    std::string out = text;
+    std::replace(out.begin(), out.end(), ',', ';');
+    return out;
+}
+
 void add_result(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, const std::string &config,
                 const char *order, const timing &t, const check_result &c, bool ordered_index)
 {
@@ -181,7 +189,7 @@ void add_result(run_state &R, const tree_ctx &T, batch_ctx &B, const char *metho
     B.results.push_back({method, config, order, t.median_ms, gqps, c.ok, ordered_index});
     csv_row(&R.rows, "%s,%s,%u,%u,%s,%s,%.2f,%" PRIu64 ",%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%s,%" PRIu64 ",%.4f",
             B.name.c_str(), T.name.c_str(), T.bits, T.keys_log2, key_dist_name(T.dist), query_dist_name(B.qs.dist),
-            B.qs.hit_rate, B.nq, method, config.c_str(), order, t.median_ms, t.min_ms, t.max_ms, gqps,
+            B.qs.hit_rate, B.nq, method, field(config).c_str(), order, t.median_ms, t.min_ms, t.max_ms, gqps,
             c.ok ? "yes" : "NO", c.sample, c.hit_rate);
     printf("  %-16s %-34s %-6s %10.3f ms %8.2f G/s  %s\n", method, config.c_str(), order, t.median_ms, gqps,
            c.ok ? "verified" : "MISMATCH");
@@ -352,7 +360,7 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
                hash ? strf("; hash table %.2f G/s", hash->gqps).c_str() : "");
         csv_row(&R.summary, "%s,%s,%u,%u,%s,%s,%.2f,%" PRIu64 ",%s,%.4f,%.4f,%s,%s,%.4f,%.4f,%s", B.name.c_str(),
                 T.name.c_str(), T.bits, T.keys_log2, key_dist_name(T.dist), query_dist_name(B.qs.dist),
-                B.qs.hit_rate, nq, order, h->ms, h->gqps, best->method.c_str(), best->config.c_str(), best->gqps, ratio,
+                B.qs.hit_rate, nq, order, h->ms, h->gqps, best->method.c_str(), field(best->config).c_str(), best->gqps, ratio,
                 h->ok ? "yes" : "NO");
     }
     verifier_free(&B.vf);

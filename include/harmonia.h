@@ -126,14 +126,23 @@ typedef struct harmonia_query_config {
     harmonia_backend backend;
     int threads;               /* CPU engine: OpenMP threads; 0 = OpenMP's default */
     /* --- GPU engine (ignored by the CPU engine) --- */
-    int psa;                   /* partially-sorted aggregation: 1 on, 0 off, -1 auto (default): on
-                                  for unordered results, off for results in query order, where
-                                  the in-window restore cost more than it saved on the H100 (see
-                                  bench/RESULTS.md) */
-    uint64_t psa_window;       /* queries sorted together; 0 = sized so a window's results stay in L2 */
-    uint32_t psa_bits;         /* bits sorted on; 0 = Eq. 2 over the span of the tree's keys */
-    uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F; 0 = the tree's
-                                  stored choice, else the default for its F */
+    int psa;                   /* partially-sorted aggregation (point lookups and lower bounds):
+                                  1 on, 0 off, -1 auto (default). On: each window of queries is
+                                  partitioned by the top bits of its keys' place in the span of the
+                                  tree's keys (psa/psa.h), searched tile by tile in shared memory,
+                                  and its results gathered back into query order. Auto: on for
+                                  windows of at least 2^18 queries and 2 queries per leaf, where it
+                                  was faster on the H100 (bench/RESULTS.md, session 4); off for
+                                  smaller or sparser windows, which the descent kernels serve */
+    uint64_t psa_window;       /* queries partitioned together; 0 = device arrays: up to 2^27 (less
+                                  when half the free GPU memory cannot hold ~40 bytes a query);
+                                  host arrays: sized so that a window's results stay in L2 */
+    uint32_t psa_bits;         /* bucket bits of the partition; 0 = buckets of about 32 leaves
+                                  (at most 19 bits, at most the width of the keys' span) */
+    uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F, for the
+                                  descent kernels (PSA off, range queries); 0 = the tree's stored
+                                  choice, else the default for its F (range collect: from the
+                                  ranges' mean length) */
     harmonia_memory memory;    /* where the arrays of the call live */
     uint32_t pipeline_depth;   /* windows in flight at once (streams), 1 to 3; 0 = 3 */
     void *stream;              /* cudaStream_t for device arrays; NULL = the default stream */
@@ -151,11 +160,12 @@ harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config
                                 const void *queries, uint64_t count, void *values_out,
                                 uint8_t *found_out);
 
-/* Point lookups with results in the engine's order instead of the queries' (GPU backend, PSA
- * on): slot i of values_out/found_out holds the result of query positions_out[i]. The order is the
- * PSA order (each window sorted by its queries' top bits), so a caller that does not need the
- * original order skips the restore step. The CPU backend returns positions_out[i] = i.
- * Errors as harmonia_lookup. */
+/* Point lookups with results in the engine's order instead of the queries': slot i of
+ * values_out/found_out holds the result of query positions_out[i] (positions_out is a permutation
+ * of 0 .. count-1). With PSA the order is the partition's (each window grouped by bucket, the
+ * queries outside the keys' span last), so a caller that does not need the original order skips the
+ * restore step; without it (and on the CPU backend) positions_out[i] = i. Errors as
+ * harmonia_lookup. */
 harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
                                           const void *queries, uint64_t count, void *values_out,
                                           uint8_t *found_out, uint64_t *positions_out);
