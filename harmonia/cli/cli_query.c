@@ -20,11 +20,11 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
     {"json", NULL, "results (and the summary) as JSON", NULL},                                  \
     {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL},                  \
     {"threads", "T", "CPU engine threads (default: OpenMP's)", NULL},                           \
-    {"group-size", "G", "GPU: threads per query, 1..32 and <= F (default: the index's stored "   \
-                        "choice, else F/8)", NULL},                                               \
+    {"group-size", "G", "GPU: threads per query of the descent kernels, 1..32 and <= F (default: "\
+                        "the index's stored choice, else 64 bytes of a node per thread)", NULL},  \
     {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL},       \
     {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},             \
-    {"psa-bits", "B", "GPU: key bits the PSA sort uses (default: Eq. 2 over the keys' span)", NULL}, \
+    {"psa-bits", "B", "GPU: bucket bits of the PSA partition (default: buckets of ~32 leaves)", NULL}, \
     {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
     {"constant-levels", "N", "GPU: internal levels kept in __constant__ memory, a count or all "  \
                              "(default 1: the root)", NULL},                                      \
