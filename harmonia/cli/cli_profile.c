@@ -334,7 +334,7 @@ int cli_cmd_profile_ntg(int argc, char **argv)
         {"levels", "N", "model: the last levels whose steps count (default 2: leaves and parents)", NULL},
         {"psa", "MODE", "PSA of the workload: auto (default: off in query order), on or off", NULL},
         {"psa-window", "N", "queries per PSA window (default: the engine's, sized to the L2)", NULL},
-X
+        {"psa-bits", "B", "bucket bits of the PSA partition (default: the engine's)", NULL},
         {"unordered", NULL, "the workload takes results in PSA order (then PSA auto is on)", NULL},
         {"runs", "R", "measurement: timed runs per G, the median is kept (default 5)", NULL},
         {"warmup", "W", "measurement: untimed runs per G first (default 1)", NULL},
