@@ -166,9 +166,11 @@ static harmonia_status point_queries(harmonia_dist *dist, bool lower_bound,
     if (status != HARMONIA_OK)
         dst_fail_tree(&err, status, dist->tree, lower_bound ? "lower bounds on the shard"
                                                             : "lookups on the shard");
+    /* the local phase ends when every shard has answered (the agreement waits for the slowest) */
+    dst_agree(ctx, &err);
     double t3 = dst_now();
     st.local_seconds = t3 - t2;
-    if (dst_agree(ctx, &err) != HARMONIA_OK ||
+    if (err.status != HARMONIA_OK ||
         dst_exchange(ctx, plan, true, local_values, ret_values, width, &traffic, &err) != HARMONIA_OK ||
         dst_exchange(ctx, plan, true, local_found, ret_found, 1, &traffic, &err) != HARMONIA_OK ||
         (lower_bound &&
@@ -328,9 +330,10 @@ static harmonia_status range_counts(harmonia_dist *dist, const harmonia_query_co
         harmonia_range_count(dist->tree, qc, recv_lo, recv_hi, plan->recv_total, local_counts);
     if (status != HARMONIA_OK)
         dst_fail_tree(err, status, dist->tree, "range counts on the shard");
+    dst_agree(ctx, err);
     double t3 = dst_now();
     st->local_seconds += t3 - t2;
-    if (dst_agree(ctx, err) != HARMONIA_OK ||
+    if (err->status != HARMONIA_OK ||
         dst_exchange(ctx, plan, true, local_counts, ret_counts, sizeof(uint64_t), &traffic, err) !=
             HARMONIA_OK)
         goto done;
@@ -513,9 +516,10 @@ static harmonia_status collect_pairs(harmonia_dist *dist, const harmonia_query_c
     if (err->status == HARMONIA_OK)
         for (uint64_t k = 0; k < n; k++)
             local_offsets[k] = local_offsets[k + 1] - local_offsets[k];
+    dst_agree(ctx, err);
     double t3 = dst_now();
     st->local_seconds += t3 - t2;
-    if (dst_agree(ctx, err) != HARMONIA_OK ||
+    if (err->status != HARMONIA_OK ||
         dst_exchange(ctx, plan, true, local_offsets, ret_counts, sizeof(uint64_t), &traffic, err) !=
             HARMONIA_OK)
         goto done;

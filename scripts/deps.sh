@@ -2,7 +2,8 @@
 # deps.sh — installs the Debian packages Harmonia builds and tests with, when any is missing.
 # Sourced by scripts/test.sh and scripts/bench.sh; uses sudo when not root.
 harmonia_install_deps() {
-    local pkgs=(gcc meson ninja-build pkg-config libcmocka-dev libxxhash-dev)
+    # openmpi-bin and libopenmpi-dev: the distributed index (dist/, harmonia-dist) and its tests
+    local pkgs=(gcc meson ninja-build pkg-config libcmocka-dev libxxhash-dev openmpi-bin libopenmpi-dev)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
