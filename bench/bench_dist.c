@@ -89,7 +89,7 @@ static inline uint64_t query_id(int r, uint64_t i, uint64_t N, double s, int kin
 
 typedef struct options {
     uint64_t pairs, lookups, ranges, range_length, update_ops, samples;
-    int runs, threads, backend, skip_build_check;
+    int runs, warmup, threads, backend;
     double skew;
     const char *csv, *label, *save;
 } options;
@@ -107,6 +107,7 @@ static void usage(void)
                "  --update-ops-per-rank N operations each rank adds to the batch (default 2^20)\n"
                "  --skew S               Zipf exponent of the skewed lookups (default 0.99)\n"
                "  --runs R               timed runs of each query step, the median kept (default 3)\n"
+               "  --warmup W             untimed runs before them (default 1: the GPU upload)\n"
                "  --samples S            results checked per rank and step (default 65536)\n"
                "  --bits 32|64           key width (default 64)\n"
                "  --backend auto|cpu|gpu the shards' engine (default auto: the GPU when usable)\n"
@@ -134,6 +135,7 @@ static int parse(int argc, char **argv, options *o)
     o->update_ops = 1u << 20;
     o->samples = 65536;
     o->runs = 3;
+    o->warmup = 1;
     o->threads = 0;
     o->backend = 0;
     o->skew = 0.99;
@@ -151,6 +153,7 @@ static int parse(int argc, char **argv, options *o)
         else if (OPT("--update-ops-per-rank")) o->update_ops = number(v);
         else if (OPT("--skew")) o->skew = atof(v);
         else if (OPT("--runs")) o->runs = atoi(v);
+        else if (OPT("--warmup")) o->warmup = atoi(v);
         else if (OPT("--samples")) o->samples = number(v);
         else if (OPT("--bits")) key_bits = (uint32_t)atoi(v);
         else if (OPT("--backend")) o->backend = strcmp(v, "cpu") == 0 ? 1 : strcmp(v, "gpu") == 0 ? 2 : 0;
@@ -228,6 +231,11 @@ static void report(const char *step, const step_result *r)
     do {                                                                                          \
         double times_[64], route_[64], exch_[64], local_[64], back_[64];                          \
         int runs_ = opts->runs < 64 ? opts->runs : 64;                                            \
+        for (int w_ = 0; w_ < opts->warmup; w_++) { /* untimed: uploads, first-touch */          \
+            MPI_Barrier(MPI_COMM_WORLD);                                                          \
+            if ((call) != HARMONIA_OK)                                                            \
+                MPI_Abort(MPI_COMM_WORLD, 1);                                                     \
+        }                                                                                         \
         for (int k_ = 0; k_ < runs_; k_++) {                                                      \
             MPI_Barrier(MPI_COMM_WORLD);                                                          \
             double t0_ = MPI_Wtime();                                                             \

@@ -17,8 +17,6 @@ if "$launcher" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
     # more ranks than cores: waiting ranks yield the core instead of spinning on it
     [ "$ranks" -gt "$(nproc)" ] && export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
     [ "$(id -u)" -eq 0 ] && flags+=(--allow-run-as-root)
-    # no network transports to probe on a CI machine: shared memory and self
-    export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
 fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 # sanitizer builds: Open MPI's own leaks are not this project's (tests/lsan-mpi.supp); the
