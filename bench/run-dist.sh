@@ -32,7 +32,8 @@ status=0
 if want tests; then
     for ranks in 1 2; do
         t0=$SECONDS
-        OMP_NUM_THREADS=8 mpirun_cmd "$ranks" "$BIN/tests/test_dist" > "$OUT/tests-np$ranks.log" 2>&1
+        DIST_TEST_BACKEND=gpu OMP_NUM_THREADS=8 mpirun_cmd "$ranks" "$BIN/tests/test_dist" \
+            > "$OUT/tests-np$ranks.log" 2>&1
         rc=$?
         printf 'test_dist on %d rank(s), shards on the GPU: %s (%d s)\n' "$ranks" \
             "$([ $rc -eq 0 ] && echo OK || echo "FAIL($rc)")" $((SECONDS - t0)) | tee -a "$OUT/device.txt"

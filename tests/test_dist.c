@@ -145,10 +145,23 @@ static harmonia_query_config cpu_config(void)
     return qc;
 }
 
+/* The shards' engine: the CPU, or with DIST_TEST_BACKEND=gpu|auto the GPU (bench/run-dist.sh sets
+ * it on the GPU machine); the reference tree always answers on the CPU. */
+static harmonia_query_config shard_config(void)
+{
+    harmonia_query_config qc = cpu_config();
+    const char *backend = getenv("DIST_TEST_BACKEND");
+    if (backend != NULL && strcmp(backend, "gpu") == 0)
+        qc.backend = HARMONIA_BACKEND_GPU;
+    else if (backend != NULL && strcmp(backend, "auto") == 0)
+        qc.backend = HARMONIA_BACKEND_AUTO;
+    return qc;
+}
+
 /* Every pair of the index, in key order (collected by rank 0; the others ask nothing). */
 static void all_pairs(harmonia_dist *d, uint32_t bits, uint64_t *n_out, void **keys, void **values)
 {
-    harmonia_query_config qc = cpu_config();
+    harmonia_query_config qc = shard_config();
     uint64_t lo = 0, hi = tu_mask(bits), offsets[2] = {0, 0};
     uint32_t lo32 = 0, hi32 = UINT32_MAX;
     const void *plo = bits == 32 ? (void *)&lo32 : (void *)&lo, *phi = bits == 32 ? (void *)&hi32 : (void *)&hi;
@@ -223,7 +236,7 @@ static void expect_same_answers(harmonia_dist *d, harmonia_tree *ref, const inpu
     const size_t w = bits / 8;
     const uint64_t mask = tu_mask(bits);
     uint64_t rng = seed * 31 + (uint64_t)world_rank * 101 + 5;
-    harmonia_query_config qc = cpu_config();
+    harmonia_query_config qc = shard_config(), rc = cpu_config();
     void *q = malloc(n_queries * w + 8), *lo = malloc(n_queries * w + 8), *hi = malloc(n_queries * w + 8);
     for (uint64_t i = 0; i < n_queries; i++) {
         tu_set(q, bits, i, query_key(all, d, &rng));
@@ -248,7 +261,7 @@ static void expect_same_answers(harmonia_dist *d, harmonia_tree *ref, const inpu
     harmonia_status s = harmonia_dist_lookup(d, &qc, n_queries ? q : NULL, n_queries,
                                              n_queries ? values : NULL, n_queries ? found : NULL, &st);
     EXPECT_STATUS(s, HARMONIA_OK, d);
-    assert_int_equal(harmonia_lookup(ref, &qc, q, n_queries, rvalues, rfound), HARMONIA_OK);
+    assert_int_equal(harmonia_lookup(ref, &rc, q, n_queries, rvalues, rfound), HARMONIA_OK);
     for (uint64_t i = 0; i < n_queries && s == HARMONIA_OK; i++)
         EXPECT(found[i] == rfound[i] && (!found[i] || tu_get(values, bits, i) == tu_get(rvalues, bits, i)),
                "lookup %llu of key %llu: found %d value %llu, reference %d %llu", (unsigned long long)i,
@@ -262,7 +275,7 @@ static void expect_same_answers(harmonia_dist *d, harmonia_tree *ref, const inpu
     /* lower bounds */
     s = harmonia_dist_lower_bound(d, &qc, q, n_queries, keys, values, found, NULL);
     EXPECT_STATUS(s, HARMONIA_OK, d);
-    assert_int_equal(harmonia_lower_bound(ref, &qc, q, n_queries, rkeys, rvalues, rfound), HARMONIA_OK);
+    assert_int_equal(harmonia_lower_bound(ref, &rc, q, n_queries, rkeys, rvalues, rfound), HARMONIA_OK);
     for (uint64_t i = 0; i < n_queries && s == HARMONIA_OK; i++)
         EXPECT(found[i] == rfound[i] && (!found[i] || (tu_get(keys, bits, i) == tu_get(rkeys, bits, i) &&
                                                        tu_get(values, bits, i) == tu_get(rvalues, bits, i))),
@@ -275,7 +288,7 @@ static void expect_same_answers(harmonia_dist *d, harmonia_tree *ref, const inpu
     /* range counts */
     s = harmonia_dist_range_count(d, &qc, lo, hi, n_queries, counts, NULL);
     EXPECT_STATUS(s, HARMONIA_OK, d);
-    assert_int_equal(harmonia_range_count(ref, &qc, lo, hi, n_queries, rcounts), HARMONIA_OK);
+    assert_int_equal(harmonia_range_count(ref, &rc, lo, hi, n_queries, rcounts), HARMONIA_OK);
     for (uint64_t i = 0; i < n_queries && s == HARMONIA_OK; i++)
         EXPECT(counts[i] == rcounts[i], "range %llu [%llu, %llu]: %llu keys, reference %llu",
                (unsigned long long)i, (unsigned long long)tu_get(lo, bits, i),
@@ -286,7 +299,7 @@ static void expect_same_answers(harmonia_dist *d, harmonia_tree *ref, const inpu
     /* range collects, two phases */
     s = harmonia_dist_range_collect(d, &qc, lo, hi, n_queries, counts, NULL, NULL, NULL);
     EXPECT_STATUS(s, HARMONIA_OK, d);
-    assert_int_equal(harmonia_range_collect(ref, &qc, lo, hi, n_queries, rcounts, NULL, NULL), HARMONIA_OK);
+    assert_int_equal(harmonia_range_collect(ref, &rc, lo, hi, n_queries, rcounts, NULL, NULL), HARMONIA_OK);
     for (uint64_t i = 0; i <= n_queries && s == HARMONIA_OK; i++)
         EXPECT(counts[i] == rcounts[i], "collect offset %llu: %llu, reference %llu", (unsigned long long)i,
                (unsigned long long)counts[i], (unsigned long long)rcounts[i]);
@@ -295,7 +308,7 @@ static void expect_same_answers(harmonia_dist *d, harmonia_tree *ref, const inpu
     void *rk = malloc(total * w + 8), *rv = malloc(total * w + 8);
     s = harmonia_dist_range_collect(d, &qc, lo, hi, n_queries, counts, pk, pv, NULL);
     EXPECT_STATUS(s, HARMONIA_OK, d);
-    assert_int_equal(harmonia_range_collect(ref, &qc, lo, hi, n_queries, counts, rk, rv), HARMONIA_OK);
+    assert_int_equal(harmonia_range_collect(ref, &rc, lo, hi, n_queries, counts, rk, rv), HARMONIA_OK);
     for (uint64_t i = 0; i < total && s == HARMONIA_OK; i++)
         EXPECT(tu_get(pk, bits, i) == tu_get(rk, bits, i) && tu_get(pv, bits, i) == tu_get(rv, bits, i),
                "collected pair %llu: (%llu, %llu), reference (%llu, %llu)", (unsigned long long)i,
