@@ -219,7 +219,7 @@ static void test_info_check_and_damage(void **state)
     expect_ok(f);
     expect_stdout(f, "OK: ");
     /* another number of ranks */
-    char more[8];
+    char more[16];
     snprintf(more, sizeof more, "%d", atoi(ranks_text) + 1);
     DIST_N(f, more, "lookup", "--index", in_dir(f, "many.hdm"), "--queries", in_dir(f, "q.bin"), "--out",
            in_dir(f, "x.txt"));
