@@ -49,6 +49,12 @@ PC
     rm -rf "$tmp"
 fi
 echo "Open MPI staged in .device-mpi ($(cat .device-mpi/.wheel), $(du -sh .device-mpi | cut -f1))"
+# xxHash travels in .device-deps (as for bench/run-gpu.sh): fetch Debian's packages when missing
+if [ -d .device-deps ] && ! ls .device-deps/libxxhash*.deb > /dev/null 2>&1; then
+    (cd .device-deps && chmod 777 . && apt-get download -qq libxxhash0 libxxhash-dev) \
+        && echo "added libxxhash0 and libxxhash-dev to .device-deps" \
+        || echo "warning: .device-deps has no libxxhash*.deb (the build on the GPU machine needs them)"
+fi
 
 # the environment the scripts set on the GPU machine, checked here: mpirun starts ranks
 export OPAL_PREFIX="$root/.device-mpi" PATH="$root/.device-mpi/bin:$PATH"
