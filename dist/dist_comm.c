@@ -266,6 +266,8 @@ harmonia_status dst_plan_agree(const dst_ctx *ctx, dst_plan *plan, dst_err *err)
     uint64_t total = plan->send_total > plan->recv_total ? plan->send_total : plan->recv_total;
     uint64_t largest = 0;
     for (int p = 0; p < ctx->ranks; p++) {
+        if (p == ctx->rank)
+            continue; /* the rank's own block is copied, not sent */
         if (plan->send_counts[p] > largest)
             largest = plan->send_counts[p];
         if (plan->recv_counts[p] > largest)
@@ -278,10 +280,14 @@ harmonia_status dst_plan_agree(const dst_ctx *ctx, dst_plan *plan, dst_err *err)
     return status;
 }
 
-#define DST_DEFAULT_CHUNK_BYTES ((uint64_t)1 << 30)
+/* Above this many bytes to one peer an exchange goes in rounds (very large messages are where MPI
+ * implementations have had their bugs, and int counts end at 2^31 - 1). */
+#define DST_MESSAGE_LIMIT ((uint64_t)1 << 30)
+/* The rounds' staging: at most this many bytes per rank and round, each way. */
+#define DST_DEFAULT_CHUNK_BYTES ((uint64_t)1 << 28)
 
 /* One MPI_Alltoallv of elements of `type` (contiguous bytes of one element) for counts and
- * offsets that fit an int. */
+ * offsets that fit an int; the rank's block to itself is left out (copied by the caller). */
 static void alltoallv_elements(const dst_ctx *ctx, const void *send, const uint64_t *send_counts,
                                const uint64_t *send_offsets, void *recv,
                                const uint64_t *recv_counts, const uint64_t *recv_offsets,
@@ -290,12 +296,28 @@ static void alltoallv_elements(const dst_ctx *ctx, const void *send, const uint6
     const int P = ctx->ranks;
     int *sc = scratch, *sd = scratch + P, *rc = scratch + 2 * P, *rd = scratch + 3 * P;
     for (int p = 0; p < P; p++) {
-        sc[p] = (int)send_counts[p];
+        sc[p] = p == ctx->rank ? 0 : (int)send_counts[p];
         sd[p] = (int)send_offsets[p];
-        rc[p] = (int)recv_counts[p];
+        rc[p] = p == ctx->rank ? 0 : (int)recv_counts[p];
         rd[p] = (int)recv_offsets[p];
     }
     MPI_Alltoallv(send, sc, sd, type, recv, rc, rd, type, ctx->comm);
+}
+
+/* memcpy, OpenMP-parallel for large copies. */
+static void copy_parallel(void *dst, const void *src, uint64_t bytes)
+{
+    const uint64_t chunk = (uint64_t)1 << 22;
+    if (bytes < 4 * chunk) {
+        memcpy(dst, src, (size_t)bytes);
+        return;
+    }
+    const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < chunks; i++) {
+        uint64_t at = (uint64_t)i * chunk;
+        memcpy((char *)dst + at, (const char *)src + at, (size_t)(bytes - at < chunk ? bytes - at : chunk));
+    }
 }
 
 harmonia_status dst_exchange(const dst_ctx *ctx, const dst_plan *plan, bool backward,
@@ -317,12 +339,21 @@ harmonia_status dst_exchange(const dst_ctx *ctx, const dst_plan *plan, bool back
     }
     if (plan->max_total == 0)
         return HARMONIA_OK; /* nothing moves anywhere: every rank knows it */
+    /* the rank's own block: a copy, never through MPI */
+    if (sc[ctx->rank] > 0)
+        copy_parallel((char *)recv + ro[ctx->rank] * width, (const char *)send + so[ctx->rank] * width,
+                      sc[ctx->rank] * width);
+    if (plan->max_count == 0)
+        return HARMONIA_OK; /* no rank sends another anything */
     MPI_Datatype type;
     MPI_Type_contiguous((int)width, MPI_BYTE, &type);
     MPI_Type_commit(&type);
     harmonia_status status = HARMONIA_OK;
-    /* every rank takes the same branch: max_total and max_count are agreed */
-    if (ctx->chunk_bytes == 0 && plan->max_total <= INT_MAX) {
+    /* every rank takes the same branch: max_total and max_count are agreed. One call when every
+     * count and offset fits an int and no message exceeds the chunk (very large messages are
+     * where MPI implementations have had their bugs), else rounds. */
+    if (ctx->chunk_bytes == 0 && plan->max_total <= INT_MAX &&
+        plan->max_count * width <= DST_MESSAGE_LIMIT) {
         alltoallv_elements(ctx, send, sc, so, recv, rc, ro, type, plan->mpi_counts);
         MPI_Type_free(&type);
         return HARMONIA_OK;
@@ -358,8 +389,8 @@ harmonia_status dst_exchange(const dst_ctx *ctx, const dst_plan *plan, bool back
             const uint64_t first = round * per_peer;
             r_so[0] = r_ro[0] = 0;
             for (int p = 0; p < P; p++) {
-                r_sc[p] = sc[p] > first ? (sc[p] - first < per_peer ? sc[p] - first : per_peer) : 0;
-                r_rc[p] = rc[p] > first ? (rc[p] - first < per_peer ? rc[p] - first : per_peer) : 0;
+                r_sc[p] = p == ctx->rank ? 0 : sc[p] > first ? (sc[p] - first < per_peer ? sc[p] - first : per_peer) : 0;
+                r_rc[p] = p == ctx->rank ? 0 : rc[p] > first ? (rc[p] - first < per_peer ? rc[p] - first : per_peer) : 0;
                 r_so[p + 1] = r_so[p] + r_sc[p];
                 r_ro[p + 1] = r_ro[p] + r_rc[p];
             }

@@ -74,7 +74,8 @@ typedef struct dst_plan {
     uint64_t *send_offsets, *recv_offsets; /* ranks + 1 entries: exclusive prefix sums */
     uint64_t send_total, recv_total;
     uint64_t max_total; /* over every rank: the largest send or receive total (elements) */
-    uint64_t max_count; /* over every rank: the largest count to or from one peer */
+    uint64_t max_count; /* over every rank: the largest count to or from another rank (a rank's
+                           block to itself is copied, never sent) */
     int *mpi_counts;    /* 4 * ranks: the int counts and offsets of one MPI_Alltoallv */
 } dst_plan;
 
@@ -210,10 +211,11 @@ typedef struct dst_traffic {
 
 /* Collective: exchanges elements of width bytes along an agreed plan, forward (send ->
  * recv) or backward (recv -> send). send holds the elements for peer p at its plan offset, recv
- * gets those from peer p at its offset. One MPI_Alltoallv when every count and offset fits an int
- * (and ctx->chunk_bytes is 0): no other collective. Else rounds of at most chunk_bytes (1 GiB by
- * default) per rank through staging buffers, whose allocation is agreed on. Adds to traffic (may
- * be NULL). */
+ * gets those from peer p at its offset. One MPI_Alltoallv (of a contiguous type of width bytes, so
+ * counts are in elements) when every count and offset fits an int, no message to another rank
+ * exceeds 1 GiB and ctx->chunk_bytes is 0: no other collective. Else rounds of at most chunk_bytes
+ * (256 MiB by default) per rank through staging buffers, whose allocation is agreed on. A rank's
+ * block to itself is copied directly. Adds to traffic (may be NULL). */
 harmonia_status dst_exchange(const dst_ctx *ctx, const dst_plan *plan, bool backward,
                              const void *send, void *recv, size_t width, dst_traffic *traffic,
                              dst_err *err);

@@ -71,8 +71,9 @@ typedef struct harmonia_dist_config {
      * key); 0 = default 0.05; a negative value never rebalances. */
     double balance_tolerance;
     /* Exchanges move at most this many bytes per rank per MPI_Alltoallv round; 0 = automatic: one
-     * call when every count and offset fits MPI's int, else rounds of 1 GiB. (MPI counts are int:
-     * the rounds make transfers above 2^31 bytes work with any MPI.) */
+     * call when every count and offset fits MPI's int and no rank sends another more than 1 GiB,
+     * else rounds of 256 MiB. (MPI counts are int: the rounds make transfers above 2^31 bytes work
+     * with any MPI.) */
     uint64_t exchange_chunk_bytes;
     /* harmonia_dist_load: verify each shard's whole-file checksum against the manifest, and load
      * each shard with its checksums and the integrity checker (default on). */
