@@ -4,7 +4,7 @@
 # libraries they need, relocatable: OPAL_PREFIX points it at wherever it lands) unpacked into
 # .device-mpi/ at the project root; with --prebuilt, also an sm_90 release build of bench_dist,
 # harmonia-dist and test_dist against that MPI, copied into .device-bin-dist/ (so the device call
-# does not compile). Both folders are added to .git/info/exclude. Run on the development machine:
+# does not compile). .gitignore keeps both out of git. Run on the development machine:
 #   bash bench/stage-dist.sh [--prebuilt]
 # then carry [".device-deps", ".device-mpi"] (and ".device-bin-dist" when prebuilt) and run
 #   source .device-deps/setup.sh && bash bench/run-dist.sh            (issue 16: 1 vs 2 ranks, one GPU)
@@ -12,11 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-exclude="$(git rev-parse --git-common-dir 2>/dev/null || echo .git)/info/exclude"
-# a worktree's exclude file is the common one's; a pattern there applies to every worktree
-for pattern in '/.device-mpi/' '/.device-bin-dist/'; do
-    grep -qxF "$pattern" "$exclude" 2>/dev/null || echo "$pattern" >> "$exclude"
-done
+# .gitignore keeps both folders out of git (/.device-mpi/, /.device-bin*/)
 
 if [ ! -x .device-mpi/bin/mpirun ]; then
     tmp=$(mktemp -d)
