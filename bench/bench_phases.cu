@@ -1,13 +1,12 @@
-/* bench_phases.cu — the steps of a PSA lookup pipeline timed apart (bench/NOTES.md asked for it:
- * the sort-based restore ran at half its predicted speed and nobody knew which step lost the
- * time). One window over the whole batch of 2^Q uniform queries (100 % hits) already in device
- * memory, through the library's own internals (psa_sort_window, ntg_launch_lookup_packed,
- * psa_restore_sort, psa_restore_scatter), each step timed with CUDA events, median of R runs after a
- * warm-up, beside references: the search on unsorted queries (PSA off), the search on fully sorted
- * queries (the floor of the search), a full-key sort and a device-to-device copy of the queries.
- * The restored results are compared with the CPU engine's on a sample; the run fails on a mismatch.
+/* bench_phases.cu — the steps of the PSA lookup pipeline timed apart, so that each can be held
+ * against its byte floor (bench/NOTES.md): one window over the whole batch of 2^Q uniform queries
+ * (100 % hits) already in device memory, through the library's own internals (psa_partition with
+ * one and two passes, ntg_launch_search_partitioned, psa_restore), each step timed with CUDA events,
+ * median of R runs after a warm-up, beside references: a device-to-device copy of the queries and
+ * the descent kernel on the unsorted queries (PSA off). The restored results are compared with the
+ * CPU engine's on a sample; the run fails on a mismatch.
  * Usage: bench_phases [--bits 64|32] [--keys-log2 K (26)] [--queries-log2 Q (27)] [--group G (2)]
- *                     [--runs R (5)] */
+ *                     [--runs R (5)] [--psa-bits B,B,... (plans of B bucket bits beside the library's)] */
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <inttypes.h>
@@ -66,7 +65,9 @@ static void row(const char *what, double ms, double bytes, uint64_t n)
     printf("%-52s %9.3f ms %9.2f G/s %9.0f GB/s\n", what, ms, n / ms / 1e6, bytes / ms / 1e6);
 }
 
-template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32_t runs)
+template <typename K>
+static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32_t runs,
+               const std::vector<uint32_t> &psa_bits_wanted)
 {
     const uint32_t bits = 8 * sizeof(K);
     const uint64_t n_keys = 1ull << keys_log2;
@@ -96,87 +97,109 @@ template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, 
     uint8_t one_found;
     CHECK_HM(tree, harmonia_lookup(tree, &qc, queries.data(), 1, &one_value, &one_found));
     const ntg_view *v = &tree->gpu->view;
-    const psa_bits eq2 = tree->gpu->bits;
-    const psa_bits top16 = {bits - 16, bits};
-    const psa_bits all = {0, bits};
+    const psa_plan base_plan = tree->gpu->plan;
 
-    K *d_q, *d_sorted, *d_vals_sorted, *d_vals_by_pos, *d_out, *d_copy;
-    uint32_t *d_iota, *d_pos, *d_packed, *d_packed_by_pos;
-    uint8_t *d_found;
+    K *d_q, *d_out, *d_copy, *d_slot_values;
+    uint8_t *d_found, *d_slot_found;
+    uint64_t *d_positions;
+    uint32_t *d_table;
     CHECK_CUDA(cudaMalloc(&d_q, n * sizeof(K)));
-    CHECK_CUDA(cudaMalloc(&d_sorted, n * sizeof(K)));
-    CHECK_CUDA(cudaMalloc(&d_vals_sorted, n * sizeof(K)));
-    CHECK_CUDA(cudaMalloc(&d_vals_by_pos, n * sizeof(K)));
     CHECK_CUDA(cudaMalloc(&d_out, n * sizeof(K)));
     CHECK_CUDA(cudaMalloc(&d_copy, n * sizeof(K)));
-    CHECK_CUDA(cudaMalloc(&d_iota, n * sizeof(uint32_t)));
-    CHECK_CUDA(cudaMalloc(&d_pos, n * sizeof(uint32_t)));
-    CHECK_CUDA(cudaMalloc(&d_packed, n * sizeof(uint32_t)));
-    CHECK_CUDA(cudaMalloc(&d_packed_by_pos, n * sizeof(uint32_t)));
+    CHECK_CUDA(cudaMalloc(&d_slot_values, n * sizeof(K)));
     CHECK_CUDA(cudaMalloc(&d_found, n));
-    size_t sort_bytes = 0, restore_bytes = 0;
-    CHECK_CUDA(psa_sort_temp_bytes(bits, n, &sort_bytes));
-    CHECK_CUDA(psa_restore_temp_bytes(bits, n, &restore_bytes));
-    void *d_temp;
-    const size_t temp_bytes = std::max(sort_bytes, restore_bytes);
-    CHECK_CUDA(cudaMalloc(&d_temp, temp_bytes));
+    CHECK_CUDA(cudaMalloc(&d_slot_found, n));
+    CHECK_CUDA(cudaMalloc(&d_positions, n * sizeof(uint64_t)));
+    CHECK_CUDA(cudaMalloc(&d_table, (((size_t)1 << PSA_MAX_BITS) + 1) * sizeof(uint32_t)));
+    size_t ws_bytes = 0;
+    CHECK_CUDA(psa_workspace_bytes(bits, n, NULL, &ws_bytes));
+    void *d_ws;
+    CHECK_CUDA(cudaMalloc(&d_ws, ws_bytes));
     CHECK_CUDA(cudaMemcpy(d_q, queries.data(), n * sizeof(K), cudaMemcpyHostToDevice));
-    CHECK_CUDA(psa_fill_iota(d_iota, n, 0));
     CHECK_CUDA(cudaDeviceSynchronize());
 
     const double kb = sizeof(K);
-    printf("# %s; tree: %u-bit keys, 2^%u keys, F=%u L=%u, height %u; 2^%u queries, one window, G=%u; "
-           "Eq. 2 bits [%u, %u)\n",
-           "bench_phases", bits, keys_log2, v->fanout, v->leaf_size, v->height, queries_log2, group, eq2.begin_bit,
-           eq2.end_bit);
+    printf("# bench_phases; tree: %u-bit keys, 2^%u keys, F=%u L=%u, height %u, %" PRIu64 " leaves; 2^%u queries, "
+           "one window; descent G=%u; plan: %u bucket bits (%u + %u)\n",
+           bits, keys_log2, v->fanout, v->leaf_size, v->height, v->n_leaves, queries_log2, group, base_plan.bits,
+           base_plan.bits1, base_plan.bits2);
     printf("%-52s %12s %13s %14s\n", "step", "median", "queries/s", "bytes moved/s");
     const double copy_ms = time_ms(runs, [&] { return cudaMemcpyAsync(d_copy, d_q, n * sizeof(K), cudaMemcpyDeviceToDevice, 0); });
     row("copy of the queries (device to device)", copy_ms, 2 * kb * n, n);
     const double plain_ms = time_ms(runs, [&] {
         return ntg_launch_lookup(v, group, d_q, NULL, n, d_out, d_found, NULL, 0, 0);
     });
-    row("search, unsorted queries, results in order (PSA off)", plain_ms, (kb + kb + 1) * n, n);
+    row("descent, unsorted queries, in order (PSA off)", plain_ms, (kb + kb + 1) * n, n);
 
-    const struct { const char *name; psa_bits b; } sorts[] = {{"Eq. 2", eq2}, {"16 bits", top16}, {"all bits", all}};
-    for (const auto &srt : sorts) {
-        char label[128];
-        const psa_bits b = srt.b;
-        const uint32_t passes = (b.end_bit - b.begin_bit + 7) / 8;
-        const double sort_ms = time_ms(runs, [&] {
-            return psa_sort_window(bits, d_temp, temp_bytes, d_q, d_sorted, d_iota, d_pos, n, b, 0);
+    /* plans: the library's, one pass (at most PSA_MAX_PASS1_BITS bits), and asked-for bits */
+    std::vector<psa_plan> plans{base_plan};
+    plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, PSA_MAX_PASS1_BITS));
+    for (uint32_t b : psa_bits_wanted)
+        plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, b));
+    for (const psa_plan &plan : plans) {
+        char label[160];
+        CHECK_CUDA(ntg_build_bucket_table(v, &plan, d_table, 0));
+        psa_partitioned part;
+        const uint32_t passes = plan.bits2 ? 2 : 1;
+        const double part_ms = time_ms(runs, [&] {
+            return psa_partition(bits, &plan, d_q, n, false, d_ws, ws_bytes, &part, 0);
         });
-        snprintf(label, sizeof label, "sort (key, position) on %s [%u, %u)", srt.name, b.begin_bit, b.end_bit);
-        /* a pass reads and writes key + position; the first reads iota too */
-        row(label, sort_ms, passes * 2 * (kb + 4) * n, n);
+        snprintf(label, sizeof label, "partition, %u bits (%u + %u), %u pass%s", plan.bits, plan.bits1, plan.bits2,
+                 passes, passes > 1 ? "es" : "");
+        /* per pass: count (read keys), partition (read keys, write keys + map) */
+        row(label, part_ms, passes * (kb + kb + kb + 4) * n, n);
         const double search_ms = time_ms(runs, [&] {
-            return ntg_launch_lookup_packed(v, group, d_sorted, d_pos, n, d_vals_sorted, d_packed, 0);
+            return ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span, d_slot_values,
+                                                 NULL, d_slot_found, NULL, NULL, NULL, 0, 0);
         });
-        snprintf(label, sizeof label, "  search of those (sorted results, packed)");
-        row(label, search_ms, (kb + 4 + kb + 4) * n, n);
-        const double rsort_ms = time_ms(runs, [&] {
-            return psa_restore_sort(bits, d_temp, temp_bytes, d_packed, d_packed_by_pos, d_vals_sorted, d_vals_by_pos, n, 0);
+        row("  search of the partitioned keys (slot order)", search_ms, (kb + kb + 1) * n, n);
+        const double restore_ms = time_ms(runs, [&] {
+            return psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, NULL, 0);
         });
-        row("  restore: sort results by position", rsort_ms, 2 * 2 * (kb + 4) * n, n);
-        const double scatter_ms = time_ms(runs, [&] {
-            return psa_restore_scatter(bits, d_packed_by_pos, d_vals_by_pos, n, d_out, d_found, 0);
+        row("  restore (gather in query order)", restore_ms, (4.0 * passes + kb + 1 + kb + 1) * n, n);
+        const double total_ms = time_ms(runs, [&] {
+            cudaError_t e = psa_partition(bits, &plan, d_q, n, false, d_ws, ws_bytes, &part, 0);
+            if (e == cudaSuccess)
+                e = ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span,
+                                                  d_slot_values, NULL, d_slot_found, NULL, NULL, NULL, 0, 0);
+            if (e == cudaSuccess)
+                e = psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, NULL, 0);
+            return e;
         });
-        row("  restore: localized scatter", scatter_ms, (kb + 4 + kb + 1) * n, n);
-        snprintf(label, sizeof label, "  total, %s: sorted results / in query order", srt.name);
-        printf("%-52s %9.3f ms / %.3f ms = %.2f / %.2f G/s\n", label, sort_ms + search_ms,
-               sort_ms + search_ms + rsort_ms + scatter_ms, n / (sort_ms + search_ms) / 1e6,
-               n / (sort_ms + search_ms + rsort_ms + scatter_ms) / 1e6);
-
-        /* the restored results against the CPU engine, on a sample */
+        row("  total, results in query order", total_ms, 0, n);
         std::vector<K> got(n);
         std::vector<uint8_t> got_found(n);
         CHECK_CUDA(cudaMemcpy(got.data(), d_out, n * sizeof(K), cudaMemcpyDeviceToHost));
         CHECK_CUDA(cudaMemcpy(got_found.data(), d_found, n, cudaMemcpyDeviceToHost));
+        psa_partitioned upart;
+        const double unordered_ms = time_ms(runs, [&] {
+            cudaError_t e = psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
+            if (e == cudaSuccess)
+                e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span,
+                                                  d_slot_values, NULL, d_slot_found, upart.positions,
+                                                  upart.outside_positions, d_positions, 0, 0);
+            return e;
+        });
+        row("  total, sorted results with positions", unordered_ms, 0, n);
+        const double upart_ms = time_ms(runs, [&] {
+            return psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
+        });
+        row("    of which the partition with positions", upart_ms, passes * (kb + kb + kb + 4 + 4) * n, n);
+        const double usearch_ms = time_ms(runs, [&] {
+            return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span,
+                                                 d_slot_values, NULL, d_slot_found, upart.positions,
+                                                 upart.outside_positions, d_positions, 0, 0);
+        });
+        row("    and the search with positions", usearch_ms, (kb + 4 + kb + 1 + 8) * n, n);
+
+        /* the restored results against the CPU engine, on a sample; the unordered ones through
+         * their positions, which must be a permutation */
         const uint32_t sample = n < (1u << 20) ? n : (1u << 20);
         std::vector<K> sq(sample), want(sample);
         std::vector<uint8_t> want_found(sample);
         std::vector<uint32_t> at(sample);
         for (uint32_t i = 0; i < sample; i++) {
-            at[i] = (uint32_t)(sx_mix64(977 + i) % n);
+            at[i] = sample == n ? i : (uint32_t)(sx_mix64(977 + i) % n);
             sq[i] = queries[at[i]];
         }
         harmonia_query_config cpu;
@@ -185,23 +208,38 @@ template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, 
         CHECK_HM(tree, harmonia_lookup(tree, &cpu, sq.data(), sample, want.data(), want_found.data()));
         for (uint32_t i = 0; i < sample; i++)
             if (got[at[i]] != want[i] || got_found[at[i]] != want_found[i]) {
-                fprintf(stderr, "bench_phases: MISMATCH (%s) at query %u\n", srt.name, at[i]);
+                fprintf(stderr, "bench_phases: MISMATCH (plan of %u bits) at query %u\n", plan.bits, at[i]);
                 return 1;
             }
+        std::vector<uint64_t> pos(n);
+        std::vector<K> uvals(n);
+        std::vector<uint8_t> ufound(n), seen(n, 0);
+        CHECK_CUDA(cudaMemcpy(pos.data(), d_positions, n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(uvals.data(), d_slot_values, n * sizeof(K), cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(ufound.data(), d_slot_found, n, cudaMemcpyDeviceToHost));
+        for (uint32_t j = 0; j < n; j++) {
+            if (pos[j] >= n || seen[pos[j]]) {
+                fprintf(stderr, "bench_phases: positions are not a permutation at slot %u\n", j);
+                return 1;
+            }
+            seen[pos[j]] = 1;
+            if (uvals[j] != got[pos[j]] || ufound[j] != got_found[pos[j]]) {
+                fprintf(stderr, "bench_phases: unordered result of slot %u differs\n", j);
+                return 1;
+            }
+        }
     }
-    printf("# every restored result of the sample (2^20 or all) equal to the CPU engine's\n");
+    printf("# every restored result of the sample (2^20 or all) equal to the CPU engine's; unordered results "
+           "a permutation equal to the ordered ones\n");
     cudaFree(d_q);
-    cudaFree(d_sorted);
-    cudaFree(d_vals_sorted);
-    cudaFree(d_vals_by_pos);
     cudaFree(d_out);
     cudaFree(d_copy);
-    cudaFree(d_iota);
-    cudaFree(d_pos);
-    cudaFree(d_packed);
-    cudaFree(d_packed_by_pos);
+    cudaFree(d_slot_values);
     cudaFree(d_found);
-    cudaFree(d_temp);
+    cudaFree(d_slot_found);
+    cudaFree(d_positions);
+    cudaFree(d_table);
+    cudaFree(d_ws);
     harmonia_free(tree);
     return 0;
 }
@@ -209,6 +247,7 @@ template <typename K> static int run(uint32_t keys_log2, uint32_t queries_log2, 
 int main(int argc, char **argv)
 {
     uint32_t bits = 64, keys_log2 = 26, queries_log2 = 27, group = 2, runs = 5;
+    std::vector<uint32_t> psa_bits;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--bits")) bits = (uint32_t)atoi(v), i++;
@@ -216,9 +255,19 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--queries-log2")) queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--group")) group = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--runs")) runs = (uint32_t)atoi(v), i++;
+        else if (!strcmp(a, "--psa-bits")) {
+            for (const char *p = v; *p;) {
+                char *end;
+                psa_bits.push_back((uint32_t)strtoul(p, &end, 10));
+                p = *end == ',' ? end + 1 : end;
+                if (end == p && *p)
+                    break;
+            }
+            i++;
+        }
         else {
             fprintf(stderr, "usage: bench_phases [--bits 64|32] [--keys-log2 K] [--queries-log2 Q (<= 31)] "
-                            "[--group G] [--runs R]\n");
+                            "[--group G] [--runs R] [--psa-bits B]\n");
             return 2;
         }
     }
@@ -232,6 +281,6 @@ int main(int argc, char **argv)
         printf("bench_phases: no GPU (%s)\n", harmonia_last_error(NULL));
         return 77;
     }
-    return bits == 64 ? run<uint64_t>(keys_log2, queries_log2, group, runs)
-                      : run<uint32_t>(keys_log2, queries_log2, group, runs);
+    return bits == 64 ? run<uint64_t>(keys_log2, queries_log2, group, runs, psa_bits)
+                      : run<uint32_t>(keys_log2, queries_log2, group, runs, psa_bits);
 }

@@ -4,7 +4,7 @@
 # lookup benchmarks, and the benchmark suite of issue 5. Logs go to $OUT (the device tool brings
 # them back); a short table ends it.
 # Usage (device tool, from the repo root):
-#   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|phases|all]...
+#   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|phases|versus|all]...
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh suite        (alone: it fills the call)
 # Binaries built on the development machine can travel instead of building here (the build costs
 # device time): `bash bench/stage-prebuilt.sh` there copies them to .device-bin/, the call carries
@@ -99,15 +99,25 @@ if want bench; then
         2>&1 | tee "$OUT/bench.txt" | grep -E "^#|G=|binary" || status=1
 fi
 if want psa; then
-    # PSA windows and bits, ordered (in-kernel restore below 2^23, sort-based restore from 2^23) and unordered
-    timeout 240 "$BUILD"/bench/bench_gpu --bits 64 --keys-log2 26 --runs 3 --group 2 --psa 1 --both-orders \
-        --windows 0,8388608,33554432,134217728 --psa-bits 0,16 2>&1 | tee "$OUT/bench-psa.txt" | grep -E "^#|G=|binary" || status=1
+    # PSA windows and bucket bits, ordered and unordered
+    timeout 240 "$BUILD"/bench/bench_gpu --bits 64 --keys-log2 26 --runs 3 --psa 1 --both-orders \
+        --windows 0,4194304,33554432 --psa-bits 0,10,15,19 2>&1 | tee "$OUT/bench-psa.txt" | grep -E "^#|G=|binary" || status=1
 fi
 if want phases; then
-    # the PSA pipeline's steps timed apart (sort, search, restore; references: PSA off, full sort)
-    { timeout 120 "$BUILD"/bench/bench_phases --bits 64 --keys-log2 26 &&
-      timeout 120 "$BUILD"/bench/bench_phases --bits 64 --keys-log2 26 --group 1 &&
-      timeout 120 "$BUILD"/bench/bench_phases --bits 32 --keys-log2 28 --group 1; } 2>&1 | tee "$OUT/phases.txt" || status=1
+    # the PSA pipeline's steps timed apart (partition, search, restore; references: copy, PSA off)
+    { timeout 150 "$BUILD"/bench/bench_phases --bits 64 --keys-log2 26 &&
+      timeout 150 "$BUILD"/bench/bench_phases --bits 32 --keys-log2 28; } 2>&1 | tee "$OUT/phases.txt" || status=1
+fi
+if want versus; then
+    # Harmonia's defaults against the strongest baselines on every workload of issue 11
+    # (VERSUS_ONLY picks groups: sizes,hits,queries,keys,batch,ranges)
+    mkdir -p "$OUT/versus"
+    OMP_NUM_THREADS=16 timeout ${VERSUS_TIMEOUT:-540} "$BUILD"/bench/bench_versus --out-dir "$OUT/versus" \
+        ${VERSUS_ONLY:+--only $VERSUS_ONLY} > "$OUT/versus.log" 2>&1
+    rc=$?
+    grep -E "^(#|##)|=>|MISMATCH|ERROR" "$OUT/versus.log" | tail -80
+    echo "bench_versus: exit $rc"
+    [ $rc -eq 0 ] || status=1
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && commit="$commit (with uncommitted changes)"

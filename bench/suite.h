@@ -100,10 +100,12 @@ template <typename K> SX_HD K sx_max_key() { return (K)~(K)0; }
  * density varies by orders of magnitude over their span. */
 enum key_dist { KEYS_UNIFORM = 0, KEYS_DENSE = 1, KEYS_ZIPF = 2 };
 /* Query distributions: hits drawn uniform over the keys, or Zipf-popular (exponent zipf_s) over
- * the keys through a random bijection of the ranks (popular keys are spread over the tree). Misses
- * are uniform over the whole key domain (a miss that happens to hit is counted as a hit: the
- * measured hit rate is reported). */
-enum query_dist { QUERIES_UNIFORM = 0, QUERIES_ZIPF = 1 };
+ * the keys through a random bijection of the ranks (popular keys are spread over the tree), or
+ * clustered (ranks from 64 clusters, each 1/4096 of the keys wide), or outside (90 % of the queries
+ * below the smallest or above the largest key, half each; the rest uniform as hit_rate says).
+ * Misses are uniform over the whole key domain (a miss that happens to hit is counted as a hit:
+ * the measured hit rate is reported). */
+enum query_dist { QUERIES_UNIFORM = 0, QUERIES_ZIPF = 1, QUERIES_CLUSTERED = 2, QUERIES_OUTSIDE = 3 };
 
 const char *key_dist_name(key_dist d);
 const char *query_dist_name(query_dist d);
@@ -158,9 +160,28 @@ struct query_spec {
 template <typename K> SX_HD K gen_query(const K *sorted_keys, uint64_t n, const query_spec &qs, uint64_t j)
 {
     const uint64_t h = sx_hash(qs.seed, j);
+    if (qs.dist == QUERIES_OUTSIDE && n > 0 && sx_unit(sx_hash(qs.seed + 3, j)) <= 0.9) {
+        const K lo = sorted_keys[0], hi = sorted_keys[n - 1];
+        const bool below = (h >> 63) != 0;
+        if (below && lo > 0)
+            return (K)sx_below(h, (uint64_t)lo);
+        if (!below && hi < sx_max_key<K>())
+            return (K)(hi + 1 + (K)sx_below(h, (uint64_t)(sx_max_key<K>() - hi)));
+        return below ? (K)0 : sx_max_key<K>();
+    }
     if (sx_unit(h) <= qs.hit_rate && n > 0) {
         const uint64_t h2 = sx_hash(qs.seed + 1, j);
-        uint64_t rank = qs.dist == QUERIES_ZIPF ? gen_zipf_rank(h2, n, qs.zipf_s) : sx_below(h2, n);
+        uint64_t rank;
+        if (qs.dist == QUERIES_ZIPF) {
+            rank = gen_zipf_rank(h2, n, qs.zipf_s);
+        } else if (qs.dist == QUERIES_CLUSTERED) {
+            const uint64_t width = n >= 4096 ? n / 4096 : 1;
+            const uint64_t center = sx_below(sx_hash(qs.seed + 4, h2 & 63), n);
+            rank = (center + sx_below(sx_hash(qs.seed + 5, j), width)) % n;
+            return sorted_keys[rank];
+        } else {
+            rank = sx_below(h2, n);
+        }
         if ((n & (n - 1)) == 0) /* an odd multiplier and an offset: a bijection of [0, n) */
             rank = (rank * (0x9E3779B97F4A7C15ull | 1) + (qs.seed >> 7)) & (n - 1);
         return sorted_keys[rank];
@@ -439,6 +460,40 @@ void bsearch_pipeline_sort(bsearch_pipeline *p, const void *d_queries, uint64_t 
 void bsearch_pipeline_run(bsearch_pipeline *p, const sorted_array &a, const void *d_queries, uint64_t n,
                           uint32_t begin_bit, uint32_t end_bit, void *d_values_out, uint8_t *d_found_out);
 void bsearch_pipeline_free(bsearch_pipeline *p);
+
+/* How a sort + search pipeline hands back its results (bsearch_pipeline_run_as):
+ *   BS_FUSED_SCATTER  the search writes each value and found flag at its query's position;
+ *   BS_PACKED_SCATTER the search writes one (value, found) record per result at its position into a
+ *                     scratch array (one scattered write instead of two), then a coalesced pass
+ *                     splits the records into values and flags (scratch: bs_packed_bytes);
+ *   BS_BITMAP_SCATTER the search writes each value at its position and sets its found bit in a
+ *                     bitmap (an atomic OR, in L2: one bit per query), then a coalesced pass turns
+ *                     the bits into flags — one scattered 8-byte write per query, the fewest bytes a
+ *                     scatter of (value, found) can move (scratch: bs_packed_bytes);
+ *   BS_SORTED         results stay in sorted order; the sort's own 32-bit positions say whose they
+ *                     are (p->sorted_positions) — no restore at all. */
+enum bs_restore { BS_FUSED_SCATTER = 0, BS_PACKED_SCATTER = 1, BS_SORTED = 2, BS_BITMAP_SCATTER = 3 };
+const char *bs_restore_name(bs_restore how);
+size_t bs_packed_bytes(uint32_t bits, uint64_t n);
+void bsearch_pipeline_run_as(bsearch_pipeline *p, const sorted_array &a, const void *d_queries, uint64_t n,
+                             uint32_t begin_bit, uint32_t end_bit, bs_restore how, void *d_packed,
+                             void *d_values_out, uint8_t *d_found_out);
+
+/* A GPU hash table, the ceiling for point lookups that an ordered index does not have to beat:
+ * open addressing with linear probing over a power-of-two number of (key, value) slots at most
+ * half full (50 % load when n is a power of two), one slot = one 16-byte (64-bit) or 8-byte
+ * (32-bit) load; an absent key value marks empty slots (every key value may be stored: the marker
+ * is chosen among the values the set lacks). Built on the device with atomic compare-and-swap. */
+struct hash_table {
+    uint32_t bits;
+    uint64_t n, capacity;
+    void *slots;            /* capacity * 2 words of the key width: key, value */
+    uint64_t empty;         /* the marker */
+};
+bool hash_build_device(hash_table *h, const sorted_array &a);
+void hash_lookup_device(const hash_table &h, const void *d_queries, uint64_t n, void *d_values_out,
+                        uint8_t *d_found_out);
+void hash_free(hash_table *h);
 
 /* K-ary Eytzinger (K = 9), 8 threads per query, one ballot per level, no early exit, the value
  * fetched once at the end. */

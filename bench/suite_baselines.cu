@@ -1,6 +1,7 @@
 /* suite_baselines.cu — what Harmonia is measured against, on the same data in the same process:
  * binary search over the sorted array (plain; sort + search + scatter on all bits or on the top
- * 16 bits of the keys' span; search alone on sorted queries), the K-ary Eytzinger layout (K = 9,
+ * 16 bits of the keys' span, with a fused or a packed scatter or sorted results; search alone on sorted
+ * queries), a GPU hash table (the point-lookup ceiling), the K-ary Eytzinger layout (K = 9,
  * 8 threads per query, one ballot per level), a regular pointer B+tree searched one node at a
  * time by a cooperative group (the HB+tree-style baseline of the paper), and range count/collect
  * over the sorted array. Device kernels and, for --quick, the same searches on the host. */
@@ -131,6 +132,265 @@ void bsearch_pipeline_free(bsearch_pipeline *p)
     suite_device_free(p->sorted_positions);
     suite_device_free(p->temp);
     memset(p, 0, sizeof *p);
+}
+
+/* The sort + search pipeline's other ways of handing back results (suite.h, bs_restore). */
+template <typename K> struct packed_result {
+    K value, found;
+};
+
+template <typename K>
+__global__ void __launch_bounds__(BASE_THREADS)
+bsearch_packed_kernel(const K *__restrict__ keys, const K *__restrict__ values, uint64_t n_keys,
+                      const K *__restrict__ queries, uint64_t n, const uint32_t *__restrict__ positions,
+                      packed_result<K> *__restrict__ packed)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const K q = queries[i];
+        const uint64_t at = lower_bound_dev<K>(keys, n_keys, q);
+        const bool hit = at < n_keys && __ldg(keys + at) == q;
+        packed_result<K> r;
+        r.value = hit ? __ldg(values + at) : (K)0;
+        r.found = hit;
+        packed[positions[i]] = r;
+    }
+}
+
+template <typename K>
+__global__ void __launch_bounds__(BASE_THREADS)
+split_packed_kernel(const packed_result<K> *__restrict__ packed, uint64_t n, K *__restrict__ values_out,
+                    uint8_t *__restrict__ found_out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const packed_result<K> r = packed[i];
+        values_out[i] = r.value;
+        found_out[i] = (uint8_t)r.found;
+    }
+}
+
+template <typename K>
+__global__ void __launch_bounds__(BASE_THREADS)
+bsearch_bitmap_kernel(const K *__restrict__ keys, const K *__restrict__ values, uint64_t n_keys,
+                      const K *__restrict__ queries, uint64_t n, const uint32_t *__restrict__ positions,
+                      K *__restrict__ values_out, uint32_t *__restrict__ found_bits)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const K q = queries[i];
+        const uint64_t at = lower_bound_dev<K>(keys, n_keys, q);
+        const bool hit = at < n_keys && __ldg(keys + at) == q;
+        const uint32_t p = positions[i];
+        values_out[p] = hit ? __ldg(values + at) : (K)0;
+        if (hit)
+            atomicOr(found_bits + (p >> 5), 1u << (p & 31));
+    }
+}
+
+__global__ void __launch_bounds__(BASE_THREADS)
+bits_to_flags_kernel(const uint32_t *__restrict__ found_bits, uint64_t n, uint8_t *__restrict__ found_out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        found_out[i] = (uint8_t)((found_bits[i >> 5] >> (i & 31)) & 1u);
+}
+
+const char *bs_restore_name(bs_restore how)
+{
+    return how == BS_FUSED_SCATTER    ? "fused scatter"
+           : how == BS_PACKED_SCATTER ? "packed scatter"
+           : how == BS_BITMAP_SCATTER ? "value scatter + found bitmap"
+                                      : "sorted results";
+}
+
+size_t bs_packed_bytes(uint32_t bits, uint64_t n) { return n * (bits == 32 ? 8 : 16); }
+
+void bsearch_pipeline_run_as(bsearch_pipeline *p, const sorted_array &a, const void *d_queries, uint64_t n,
+                             uint32_t begin_bit, uint32_t end_bit, bs_restore how, void *d_packed,
+                             void *d_values_out, uint8_t *d_found_out)
+{
+    bsearch_pipeline_sort(p, d_queries, n, begin_bit, end_bit);
+    if (how == BS_FUSED_SCATTER) {
+        bsearch_lookup_device(a, p->sorted_queries, n, p->sorted_positions, d_values_out, d_found_out);
+    } else if (how == BS_SORTED) {
+        bsearch_lookup_device(a, p->sorted_queries, n, NULL, d_values_out, d_found_out);
+    } else if (how == BS_BITMAP_SCATTER) {
+        uint32_t *bits = (uint32_t *)d_packed;
+        CK(cudaMemsetAsync(bits, 0, (n + 31) / 32 * 4, 0));
+        if (a.bits == 32)
+            bsearch_bitmap_kernel<uint32_t><<<base_grid(n), BASE_THREADS>>>(
+                (const uint32_t *)a.keys, (const uint32_t *)a.values, a.n, (const uint32_t *)p->sorted_queries, n,
+                p->sorted_positions, (uint32_t *)d_values_out, bits);
+        else
+            bsearch_bitmap_kernel<uint64_t><<<base_grid(n), BASE_THREADS>>>(
+                (const uint64_t *)a.keys, (const uint64_t *)a.values, a.n, (const uint64_t *)p->sorted_queries, n,
+                p->sorted_positions, (uint64_t *)d_values_out, bits);
+        bits_to_flags_kernel<<<base_grid(n), BASE_THREADS>>>(bits, n, d_found_out);
+    } else if (a.bits == 32) {
+        bsearch_packed_kernel<uint32_t><<<base_grid(n), BASE_THREADS>>>(
+            (const uint32_t *)a.keys, (const uint32_t *)a.values, a.n, (const uint32_t *)p->sorted_queries, n,
+            p->sorted_positions, (packed_result<uint32_t> *)d_packed);
+        split_packed_kernel<uint32_t><<<base_grid(n), BASE_THREADS>>>((const packed_result<uint32_t> *)d_packed, n,
+                                                                       (uint32_t *)d_values_out, d_found_out);
+    } else {
+        bsearch_packed_kernel<uint64_t><<<base_grid(n), BASE_THREADS>>>(
+            (const uint64_t *)a.keys, (const uint64_t *)a.values, a.n, (const uint64_t *)p->sorted_queries, n,
+            p->sorted_positions, (packed_result<uint64_t> *)d_packed);
+        split_packed_kernel<uint64_t><<<base_grid(n), BASE_THREADS>>>((const packed_result<uint64_t> *)d_packed, n,
+                                                                       (uint64_t *)d_values_out, d_found_out);
+    }
+    CK(cudaGetLastError());
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Hash table: open addressing, linear probing, at most half full.
+ * ---------------------------------------------------------------------------------------------- */
+template <typename K> __device__ __forceinline__ uint64_t hash_slot(K key, uint64_t mask)
+{
+    return (sizeof(K) == 8 ? sx_mix64((uint64_t)key) : (uint64_t)sx_mix32((uint32_t)key)) & mask;
+}
+
+template <typename K> struct atomic_word;
+template <> struct atomic_word<uint32_t> {
+    static __device__ __forceinline__ uint32_t cas(uint32_t *p, uint32_t expected, uint32_t desired)
+    {
+        return atomicCAS(p, expected, desired);
+    }
+};
+template <> struct atomic_word<uint64_t> {
+    static __device__ __forceinline__ uint64_t cas(uint64_t *p, uint64_t expected, uint64_t desired)
+    {
+        return atomicCAS((unsigned long long *)p, (unsigned long long)expected, (unsigned long long)desired);
+    }
+};
+
+template <typename K> __global__ void hash_fill_kernel(K *slots, uint64_t capacity, K empty)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < capacity;
+         i += (uint64_t)gridDim.x * blockDim.x) {
+        slots[2 * i] = empty;
+        slots[2 * i + 1] = 0;
+    }
+}
+
+template <typename K>
+__global__ void hash_insert_kernel(const K *__restrict__ keys, const K *__restrict__ values, uint64_t n, K *slots,
+                                   uint64_t mask, K empty)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const K key = keys[i];
+        for (uint64_t h = hash_slot<K>(key, mask);; h = (h + 1) & mask) {
+            const K prev = atomic_word<K>::cas(slots + 2 * h, empty, key);
+            if (prev == empty || prev == key) {
+                slots[2 * h + 1] = values[i];
+                break;
+            }
+        }
+    }
+}
+
+/* One load per probe: the slot's key and value together (16 or 8 bytes). */
+template <typename K> struct slot_pair {
+    K key, value;
+};
+
+template <typename K>
+__global__ void __launch_bounds__(BASE_THREADS)
+hash_lookup_kernel(const slot_pair<K> *__restrict__ slots, uint64_t mask, K empty, const K *__restrict__ queries,
+                   uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const K q = queries[i];
+        K value = 0;
+        bool hit = false;
+        if (q != empty) {
+            for (uint64_t h = hash_slot<K>(q, mask);; h = (h + 1) & mask) {
+                const slot_pair<K> s = slots[h];
+                if (s.key == q) {
+                    value = s.value;
+                    hit = true;
+                    break;
+                }
+                if (s.key == empty)
+                    break;
+            }
+        }
+        values_out[i] = value;
+        found_out[i] = hit;
+    }
+}
+
+/* A key value the sorted keys lack: the smallest one above a gap, or one past the ends. */
+template <typename K> __global__ void absent_key_kernel(const K *keys, uint64_t n, unsigned long long *best)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i + 1 < n; i += (uint64_t)gridDim.x * blockDim.x)
+        if (keys[i + 1] - keys[i] > 1)
+            atomicMin(best, (unsigned long long)keys[i] + 1);
+}
+
+template <typename K> static bool hash_build_typed(hash_table *h, const sorted_array &a)
+{
+    K first = 0, last = 0;
+    CK(cudaMemcpy(&first, a.keys, sizeof(K), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&last, (const K *)a.keys + a.n - 1, sizeof(K), cudaMemcpyDeviceToHost));
+    K empty;
+    if (last < sx_max_key<K>()) {
+        empty = sx_max_key<K>();
+    } else if (first > 0) {
+        empty = 0;
+    } else {
+        unsigned long long *d_best = (unsigned long long *)suite_device_alloc(8), best = ~0ull;
+        CK(cudaMemcpy(d_best, &best, 8, cudaMemcpyHostToDevice));
+        absent_key_kernel<K><<<base_grid(a.n), BASE_THREADS>>>((const K *)a.keys, a.n, d_best);
+        CK(cudaGetLastError());
+        CK(cudaMemcpy(&best, d_best, 8, cudaMemcpyDeviceToHost));
+        suite_device_free(d_best);
+        if (best == ~0ull)
+            return false; /* every key value present: no marker */
+        empty = (K)best;
+    }
+    h->empty = empty;
+    h->capacity = 1;
+    while (h->capacity < 2 * a.n)
+        h->capacity *= 2;
+    h->slots = suite_try_device_alloc(h->capacity * 2 * sizeof(K), "hash table slots");
+    if (!h->slots)
+        return false;
+    hash_fill_kernel<K><<<base_grid(h->capacity), BASE_THREADS>>>((K *)h->slots, h->capacity, empty);
+    hash_insert_kernel<K><<<base_grid(a.n), BASE_THREADS>>>((const K *)a.keys, (const K *)a.values, a.n, (K *)h->slots,
+                                                            h->capacity - 1, empty);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    return true;
+}
+
+bool hash_build_device(hash_table *h, const sorted_array &a)
+{
+    memset(h, 0, sizeof *h);
+    h->bits = a.bits;
+    h->n = a.n;
+    if (a.n == 0)
+        return false;
+    return a.bits == 32 ? hash_build_typed<uint32_t>(h, a) : hash_build_typed<uint64_t>(h, a);
+}
+
+void hash_lookup_device(const hash_table &h, const void *d_queries, uint64_t n, void *d_values_out,
+                        uint8_t *d_found_out)
+{
+    if (h.bits == 32)
+        hash_lookup_kernel<uint32_t><<<base_grid(n), BASE_THREADS>>>((const slot_pair<uint32_t> *)h.slots,
+                                                                      h.capacity - 1, (uint32_t)h.empty,
+                                                                      (const uint32_t *)d_queries, n,
+                                                                      (uint32_t *)d_values_out, d_found_out);
+    else
+        hash_lookup_kernel<uint64_t><<<base_grid(n), BASE_THREADS>>>((const slot_pair<uint64_t> *)h.slots,
+                                                                      h.capacity - 1, h.empty,
+                                                                      (const uint64_t *)d_queries, n,
+                                                                      (uint64_t *)d_values_out, d_found_out);
+    CK(cudaGetLastError());
+}
+
+void hash_free(hash_table *h)
+{
+    suite_device_free(h->slots);
+    memset(h, 0, sizeof *h);
 }
 
 /* ------------------------------------------------------------------------------------------------

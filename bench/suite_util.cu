@@ -72,7 +72,7 @@ const char *key_dist_name(key_dist d)
 
 const char *query_dist_name(query_dist d)
 {
-    return d == QUERIES_ZIPF ? "zipf" : "uniform";
+    return d == QUERIES_ZIPF ? "zipf" : d == QUERIES_CLUSTERED ? "clustered" : d == QUERIES_OUTSIDE ? "outside" : "uniform";
 }
 
 /* --- clock, median ------------------------------------------------------------------------------ */

@@ -10,8 +10,7 @@ extern "C" {
 #include "harmonia/gpu_engine.h"
 #include "harmonia/tree_internal.h"
 #include "ntg/ntg.h"
-#define HARMONIA_PSA_CUDA 1
-#include "psa/psa.h"
+#include "psa/psa_gpu.h"
 }
 
 /* Pipeline lanes: each has a stream and the buffers of one window, so that one window's copies,
@@ -26,14 +25,14 @@ typedef struct hm_lane {
     cudaEvent_t done;          /* recorded after the lane's last window */
     bool pending;              /* a host-mode window awaits its copy-out */
     uint64_t pending_start, pending_count;
-    void *d_in[HM_LANE_IN];
+    void *d_in[HM_LANE_IN];    /* host mode: the device side of the staging, window * 8 bytes each */
     void *d_out[HM_LANE_OUT];
-    void *d_sorted_keys;
-    uint32_t *d_positions;
-    void *sort_temp;
-    size_t sort_temp_bytes;
     void *h_in[HM_LANE_IN];    /* pinned staging (host mode only) */
     void *h_out[HM_LANE_OUT];
+    void *psa_workspace;       /* PSA by partition: its scratch (psa_workspace_bytes) and the */
+    size_t psa_workspace_bytes;/* results in slot order before the restore */
+    void *d_slot_values, *d_slot_keys;
+    uint8_t *d_slot_found;
 } hm_lane;
 
 typedef struct hm_gpu {
@@ -46,10 +45,16 @@ typedef struct hm_gpu {
     uint64_t tree_bytes;       /* the device copy */
     uint64_t version;          /* the tree version it holds */
     uint64_t upload_id;        /* unique per upload: who owns __constant__ memory */
-    psa_bits bits;             /* Eq. 2 over the span of the keys */
+    psa_plan plan;             /* PSA by partition: the tree's default plan (psa_make_plan) */
+    uint64_t min_value;        /* the value of the smallest key (lower bounds below the span) */
+    uint32_t *d_bucket_table;  /* ntg_build_bucket_table of table_plan; stale after any change */
+    psa_plan table_plan;
+    bool table_valid;
+    uint64_t table_bytes;
     /* pipeline resources, allocated on first use and kept */
     uint32_t window;           /* queries per window the lanes are sized for; 0 = none yet */
-    uint32_t *d_iota;
+    bool lanes_staging;        /* the lanes have host-mode buffers */
+    bool lanes_psa;            /* the lanes have PSA buffers */
     hm_lane lanes[HM_LANES];
     uint64_t work_bytes;       /* device bytes of the lanes */
     void *scan_temp;           /* range offsets on device arrays: CUB scan scratch and the counts */
@@ -74,16 +79,17 @@ harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what
 harmonia_status hm_gpu_enter(harmonia_tree *tree);
 void hm_gpu_leave(void);
 
-/* Makes lanes 0 .. lanes-1 ready for windows of `window` queries (with pinned staging when
- * host_staging). Buffers only grow: a larger window frees and reallocates them all. */
-harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, uint32_t lanes);
+/* Makes lanes 0 .. lanes-1 ready for windows of `window` queries: with host-mode staging buffers
+ * (device and pinned) when host_staging, with PSA buffers when psa. Buffers only grow: a larger
+ * window frees and reallocates them all. */
+harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, bool psa,
+                                     uint32_t lanes);
 
-/* Windows above this many queries restore the order by sorting the results by position and a
- * localized scatter (psa_restore_* in psa/), below it the search kernel writes each result straight
- * to its position inside the L2-resident window. */
-#define HM_SORT_RESTORE_MIN_WINDOW (1u << 23)
+/* The bucket table of plan, built on the device copy if it has none for this plan (on stream). */
+harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, cudaStream_t stream);
 
-/* Default window: the largest power of two whose results (value + found flag) fit in half the L2. */
+/* Default window of host-array queries: the largest power of two whose results (value + found
+ * flag) fit in half the L2. */
 uint32_t hm_gpu_default_window(uint32_t key_bits);
 
 #endif /* HARMONIA_GPU_INTERNAL_H */

@@ -1,13 +1,18 @@
 /* gpu_query.cu — the GPU query pipelines: where the arrays live (device arrays used in place on the
- * caller's stream, host arrays streamed through pinned staging over several lanes), PSA windows
- * (sort, search with the order restored inside the window, or unordered results with positions),
- * and range counts and two-phase range collects. The kernels are ntg/, the window sort psa/. */
+ * caller's stream, host arrays streamed through pinned staging over several lanes), whether a
+ * window goes through PSA (partition, search of the partitioned keys, restore of the order; psa/
+ * and ntg/ do each step) or straight to the descent kernels, and range counts and two-phase range
+ * collects. The kernels are ntg/, the partition and the restore psa/. */
 #include <inttypes.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harmonia/gpu_internal.h"
+
+extern "C" {
+#include "ntg/ntg_policy.h"
+}
 
 typedef enum hm_op { OP_LOOKUP, OP_LOWER_BOUND, OP_RANGE_COUNT } hm_op;
 
@@ -23,16 +28,30 @@ typedef struct hm_call {
     size_t out_elem[HM_LANE_OUT];
     uint64_t count;
     bool device_memory;
-    bool psa;
-    bool sort_restore;     /* restore a large window by sorting its results (psa.h) */
+    int psa_option;        /* the config's psa: 1 on, 0 off, -1 auto */
+    bool psa;              /* windows go through PSA by partition (psa.h) */
     bool unordered;
     uint32_t group_size;
     uint32_t window;
     uint32_t lanes;        /* lanes used: windows in flight */
-    psa_bits bits;
+    psa_plan plan;
     cudaStream_t stream;
     bool async;
 } hm_call;
+
+/* --- policy: when PSA pays (measured on the H100, bench/NOTES.md "PSA by partition") -------------
+ * A window goes through PSA when it is large (below HM_PSA_MIN_QUERIES the launches of the passes
+ * cost more than the search saves) and dense enough that its search tiles stage leaves rather than
+ * descend: at least HM_PSA_MIN_QUERIES_PER_LEAF queries per leaf (2^24 queries over 2^22 leaves:
+ * 1.50 ms with PSA, 2.21 ms without). Device-array windows hold at most PSA_MAX_WINDOW queries and
+ * use at most half the free GPU memory for their scratch. */
+#define HM_PSA_MIN_QUERIES (1u << 18)
+#define HM_PSA_MIN_QUERIES_PER_LEAF 2
+
+static bool psa_pays(const harmonia_tree *tree, uint64_t window)
+{
+    return window >= HM_PSA_MIN_QUERIES && window >= HM_PSA_MIN_QUERIES_PER_LEAF * tree->kr.n_leaves;
+}
 
 /* --- options ---------------------------------------------------------------------------------- */
 
@@ -90,7 +109,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     else
         c->device_memory = memory == HARMONIA_MEMORY_DEVICE;
     if (memory == HARMONIA_MEMORY_AUTO && c->count > 0) {
-        for (int k = 0; k < c->n_in; k++)
+        for (int k = 1; k < c->n_in; k++) /* in[0] decided device_memory */
             if (is_device_pointer(c->in[k]) != c->device_memory)
                 return hm_fail(tree, HARMONIA_ERR_INVALID, "query arrays are partly in device and partly in host memory");
         for (int k = 0; k < HM_LANE_OUT; k++)
@@ -98,26 +117,25 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
                 return hm_fail(tree, HARMONIA_ERR_INVALID, "the queries are in %s memory but result array %d is not",
                                c->device_memory ? "device" : "host", k);
     }
-    const int psa = config ? config->psa : -1;
-    c->psa = psa < 0 ? c->unordered : psa != 0; /* auto: see harmonia_query_config.psa */
-    if (c->op == OP_RANGE_COUNT)
-        c->psa = false;
-    uint64_t window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);
-    c->sort_restore = c->op == OP_LOOKUP && c->psa && !c->unordered && window >= HM_SORT_RESTORE_MIN_WINDOW;
+    /* PSA applies to point lookups and lower bounds of a non-empty tree */
+    c->psa_option = config ? config->psa : -1;
+    const bool psa_applies = (c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND) && tree->kr.n_keys > 0;
+    c->plan = tree->gpu->plan;
+    if (config && config->psa_bits)
+        c->plan = psa_make_plan(c->plan.key_min, c->plan.key_max, tree->kr.n_leaves, config->psa_bits);
+    uint64_t window;
+    if (c->device_memory) /* device arrays: windows only bound the PSA scratch */
+        window = config && config->psa_window ? config->psa_window : PSA_MAX_WINDOW;
+    else
+        window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);
     if (window > c->count) /* small batches get small buffers */
         window = c->count;
     if (window < 1024)
         window = 1024;
-    if (window > (1u << 30))
-        window = 1u << 30;
+    if (window > PSA_MAX_WINDOW)
+        window = PSA_MAX_WINDOW;
     c->window = (uint32_t)window;
-    c->bits = tree->gpu->bits;
-    if (config && config->psa_bits) {
-        uint32_t end = c->bits.end_bit ? c->bits.end_bit : tree->kr.key_bits;
-        uint32_t n = config->psa_bits < end ? config->psa_bits : end;
-        c->bits.end_bit = end;
-        c->bits.begin_bit = end - n;
-    }
+    c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(tree, c->window)));
     c->lanes = config && config->pipeline_depth ? config->pipeline_depth : HM_LANES;
     if (c->lanes > HM_LANES)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "pipeline depth %" PRIu32 ": use 1 to %d", c->lanes, HM_LANES);
@@ -128,48 +146,73 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
 
 /* --- one window ------------------------------------------------------------------------------- */
 
-/* Sorts (if PSA) and searches n queries whose device arrays are d_in, writing device results to
- * d_out; position_base is the window's first query in the whole call. */
+/* Searches n queries whose device arrays are d_in, writing device results to d_out;
+ * position_base is the window's first query in the whole call. With PSA: partition (psa/), search
+ * of the partitioned keys into the lane's slot-order buffers (ntg/), restore into d_out (psa/);
+ * unordered lookups take the slot order as it is, with each slot's position. */
 static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, void *const *d_in, void *const *d_out,
                               uint32_t n, uint64_t position_base)
 {
     const ntg_view *v = &g->view;
-    const void *keys = d_in[0];
-    const uint32_t *positions = NULL;
-    cudaError_t e = cudaSuccess;
-    if (c->psa && n > 1) {
-        e = psa_sort_window(v->key_bits, lane->sort_temp, lane->sort_temp_bytes, d_in[0], lane->d_sorted_keys,
-                            g->d_iota, lane->d_positions, n, c->bits, lane->stream);
+    if (c->psa) {
+        psa_partitioned part;
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered, lane->psa_workspace,
+                                      lane->psa_workspace_bytes, &part, lane->stream);
         if (e != cudaSuccess)
             return e;
-        keys = lane->d_sorted_keys;
-        positions = lane->d_positions;
-    }
-    if (c->sort_restore && positions) {
-        /* results in sorted order, then sorted by position and scattered within small spans; the
-         * lane's spare buffers hold them: d_out[2] and d_out[3] (values), d_in[1] (two halves of
-         * packed position|found words) */
-        void *values_sorted_by_key = lane->d_out[2], *values_by_position = lane->d_out[3];
-        uint32_t *packed = (uint32_t *)lane->d_in[1], *packed_by_position = packed + g->window;
-        e = ntg_launch_lookup_packed(v, c->group_size, keys, positions, n, values_sorted_by_key, packed, lane->stream);
+        const bool lower_bound = c->op == OP_LOWER_BOUND;
+        if (c->unordered)
+            return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, part.in_span,
+                                                 d_out[0], NULL, (uint8_t *)d_out[1], part.positions,
+                                                 part.outside_positions, (uint64_t *)d_out[2], position_base,
+                                                 lane->stream);
+        /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found */
+        void *values_out = lower_bound ? d_out[1] : d_out[0];
+        void *keys_out = lower_bound ? d_out[0] : NULL;
+        uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
+        e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
+                                          values_out ? lane->d_slot_values : NULL, keys_out ? lane->d_slot_keys : NULL,
+                                          lane->d_slot_found, NULL, NULL, NULL, 0, lane->stream);
+        /* queries below the smallest key: a lower bound finds it */
+        const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
         if (e == cudaSuccess)
-            e = psa_restore_sort(v->key_bits, lane->sort_temp, lane->sort_temp_bytes, packed, packed_by_position,
-                                 values_sorted_by_key, values_by_position, n, lane->stream);
-        if (e == cudaSuccess)
-            e = psa_restore_scatter(v->key_bits, packed_by_position, values_by_position, n, d_out[0],
-                                    (uint8_t *)d_out[1], lane->stream);
+            e = psa_restore(v->key_bits, &part, lane->d_slot_values, keys_out ? lane->d_slot_keys : NULL,
+                            lane->d_slot_found, values_out, keys_out, found_out, &below, lane->stream);
         return e;
     }
     switch (c->op) {
     case OP_LOOKUP:
-        return ntg_launch_lookup(v, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
+        return ntg_launch_lookup(v, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1],
                                  c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, lane->stream);
     case OP_LOWER_BOUND:
-        return ntg_launch_lower_bound(v, c->group_size, keys, positions, n, d_out[0], d_out[1],
+        return ntg_launch_lower_bound(v, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1],
                                       (uint8_t *)d_out[2], lane->stream);
     default:
         return ntg_launch_range_count(v, c->group_size, d_in[0], d_in[1], n, (uint64_t *)d_out[0], lane->stream);
     }
+}
+
+/* The PSA scratch of device-array windows, with the window cut until it takes at most half the
+ * free GPU memory; PSA is left out (auto) or the call fails (on) when even 2^20 queries do not fit. */
+static harmonia_status prepare_device_psa(harmonia_tree *tree, hm_call *c)
+{
+    const size_t kb = tree->kr.key_bits / 8;
+    size_t free_bytes = 0, total = 0;
+    HM_CUDA(tree, cudaMemGetInfo(&free_bytes, &total));
+    free_bytes += tree->gpu->work_bytes; /* the lanes' own buffers may be given back */
+    for (;;) {
+        size_t ws = 0;
+        HM_CUDA(tree, psa_workspace_bytes(tree->kr.key_bits, c->window, NULL, &ws));
+        if (ws + (size_t)c->window * (2 * kb + 1) <= free_bytes / 2 || c->window <= (1u << 20))
+            break;
+        c->window /= 2;
+    }
+    harmonia_status st = hm_gpu_prepare_lanes(tree, c->window, false, true, 1);
+    if (st == HARMONIA_ERR_DEVICE_MEMORY && c->psa_option < 0) {
+        c->psa = false; /* documented fallback: no room for the scratch, search without PSA */
+        return HARMONIA_OK;
+    }
+    return st;
 }
 
 /* --- device arrays: in place, forked from and joined back to the caller's stream ---------------- */
@@ -177,12 +220,40 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, 
 static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
 {
     hm_gpu *g = tree->gpu;
+    harmonia_status st = HARMONIA_OK;
+    if (c->psa)
+        st = prepare_device_psa(tree, c);
+    if (st == HARMONIA_OK && c->psa)
+        st = hm_gpu_prepare_table(tree, &c->plan, c->stream);
+    if (st != HARMONIA_OK)
+        return st;
+    if (!c->psa && c->count <= (1u << 30)) {
+        /* no partition: one launch on the caller's stream, nothing else (small batches pay no
+         * pipeline bookkeeping) */
+        hm_lane direct;
+        memset(&direct, 0, sizeof direct);
+        direct.stream = c->stream;
+        void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
+        for (int k = 0; k < c->n_in; k++)
+            d_in[k] = (void *)c->in[k];
+        for (int k = 0; k < HM_LANE_OUT; k++)
+            d_out[k] = c->out[k];
+        cudaError_t e = run_window(g, c, &direct, d_in, d_out, (uint32_t)c->count, 0);
+        if (e == cudaSuccess && !c->async)
+            e = cudaStreamSynchronize(c->stream);
+        if (e != cudaSuccess) {
+            cudaStreamSynchronize(c->stream);
+            return hm_gpu_fail(tree, e, "the device-array query");
+        }
+        return HARMONIA_OK;
+    }
     uint32_t window = c->window;
-    if (!c->psa) /* no sort: one launch over the whole batch */
-        window = c->count < (1u << 30) ? (uint32_t)(c->count ? c->count : 1) : (1u << 30);
+    if (!c->psa) /* no partition: launches of 2^30 queries */
+        window = 1u << 30;
     const uint64_t windows = (c->count + window - 1) / window;
-    const uint32_t lanes = windows < c->lanes ? (uint32_t)windows : c->lanes;
-    harmonia_status st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false, lanes);
+    /* PSA windows run one after another on one lane: their scratch is large */
+    const uint32_t lanes = c->psa ? 1 : windows < c->lanes ? (uint32_t)windows : c->lanes;
+    st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false, false, lanes);
     if (st != HARMONIA_OK)
         return st;
     if (!g->fork)
@@ -256,7 +327,12 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
     const uint32_t window = c->window;
     const uint64_t windows = (c->count + window - 1) / window;
     const uint32_t lanes = windows < c->lanes ? (uint32_t)windows : c->lanes;
-    harmonia_status st = hm_gpu_prepare_lanes(tree, window, true, lanes);
+    harmonia_status st = hm_gpu_prepare_lanes(tree, window, true, c->psa, lanes);
+    if (st == HARMONIA_OK && c->psa) { /* built once per tree version and plan; the lanes wait for it */
+        st = hm_gpu_prepare_table(tree, &c->plan, g->lanes[0].stream);
+        if (st == HARMONIA_OK && cudaStreamSynchronize(g->lanes[0].stream) != cudaSuccess)
+            st = hm_gpu_fail(tree, cudaGetLastError(), "building the PSA bucket table");
+    }
     if (st != HARMONIA_OK)
         return st;
     /* arrays the caller pinned are copied to and from directly */
@@ -504,7 +580,7 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
         window = 1024;
     if (window > (1u << 24))
         window = 1u << 24;
-    harmonia_status st = hm_gpu_prepare_lanes(tree, (uint32_t)window, true, 1);
+    harmonia_status st = hm_gpu_prepare_lanes(tree, (uint32_t)window, true, false, 1);
     if (st != HARMONIA_OK)
         return st;
     hm_lane *lane = &g->lanes[0];
@@ -596,6 +672,24 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
         st = check_array(tree, &c, keys_out, "keys_out");
     if (st == HARMONIA_OK)
         st = check_array(tree, &c, values_out, "values_out");
+    if (st == HARMONIA_OK && count > 0 && !(config && config->group_size)) {
+        /* G from the ranges' mean length (ntg_policy.h), at most the fanout */
+        uint64_t first = 0, total = 0;
+        if (c.device_memory) {
+            cudaError_t e = cudaMemcpyAsync(&first, offsets, 8, cudaMemcpyDeviceToHost, c.stream);
+            if (e == cudaSuccess)
+                e = cudaMemcpyAsync(&total, offsets + count, 8, cudaMemcpyDeviceToHost, c.stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c.stream);
+            if (e != cudaSuccess)
+                st = hm_gpu_fail(tree, e, "reading the range offsets");
+        } else {
+            first = offsets[0];
+            total = offsets[count];
+        }
+        const uint32_t g = ntg_collect_group_size(total >= first ? (double)(total - first) / count : 0, c.group_size);
+        c.group_size = g <= tree->kr.fanout ? g : tree->kr.fanout < 32 ? tree->kr.fanout : 32;
+    }
     if (st == HARMONIA_OK && count > 0) {
         if (c.device_memory) {
             cudaError_t e = ntg_launch_range_collect(&tree->gpu->view, c.group_size, lo, NULL, count, offsets, 0,

@@ -66,17 +66,16 @@ static void free_lanes(hm_gpu *g)
             cudaFree(lane->d_out[k]);
             cudaFreeHost(lane->h_out[k]);
         }
-        cudaFree(lane->d_sorted_keys);
-        cudaFree(lane->d_positions);
-        cudaFree(lane->sort_temp);
+        cudaFree(lane->psa_workspace);
+        cudaFree(lane->d_slot_values);
+        cudaFree(lane->d_slot_keys);
+        cudaFree(lane->d_slot_found);
         if (lane->done)
             cudaEventDestroy(lane->done);
         if (lane->stream)
             cudaStreamDestroy(lane->stream);
         memset(lane, 0, sizeof *lane);
     }
-    cudaFree(g->d_iota);
-    g->d_iota = NULL;
     cudaFree(g->scan_temp);
     g->scan_temp = NULL;
     g->scan_temp_bytes = 0;
@@ -87,6 +86,7 @@ static void free_lanes(hm_gpu *g)
         cudaEventDestroy(g->fork);
     g->fork = NULL;
     g->window = 0;
+    g->lanes_staging = g->lanes_psa = false;
     g->work_bytes = 0;
     cudaGetLastError();
 }
@@ -94,6 +94,9 @@ static void free_lanes(hm_gpu *g)
 static void free_device_copy(hm_gpu *g)
 {
     free_lanes(g);
+    cudaFree(g->d_bucket_table);
+    g->d_bucket_table = NULL;
+    g->table_valid = false;
     cudaFree(g->d_keys);
     cudaFree(g->d_values);
     cudaFree(g->d_first_child);
@@ -210,11 +213,12 @@ static harmonia_status upload_locked(harmonia_tree *tree)
     g->version = tree->version;
     g->upload_id = next_upload_id++;
     uint64_t min_key = 0, max_key = 0, ignored;
+    g->min_value = 0;
     if (t->n_keys > 0) {
-        kr_at_rank(t, 0, &min_key, &ignored);
+        kr_at_rank(t, 0, &min_key, &g->min_value);
         kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
     }
-    g->bits = psa_choose_bits(t->n_keys, t->key_bits, min_key, max_key);
+    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
     tree->gpu = g;
     return HARMONIA_OK;
 }
@@ -235,11 +239,13 @@ static void refresh_view_counts(harmonia_tree *tree)
     g->view.n_keys = t->n_keys;
     g->view.max_key_present = kr_max_key_present(t);
     uint64_t min_key = 0, max_key = 0, ignored;
+    g->min_value = 0;
     if (t->n_keys > 0) {
-        kr_at_rank(t, 0, &min_key, &ignored);
+        kr_at_rank(t, 0, &min_key, &g->min_value);
         kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
     }
-    g->bits = psa_choose_bits(t->n_keys, t->key_bits, min_key, max_key);
+    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
+    g->table_valid = false; /* the leaves' first keys may have changed */
 }
 
 extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
@@ -337,65 +343,90 @@ harmonia_status hm_gpu_enter(harmonia_tree *tree)
 
 void hm_gpu_leave(void) { pthread_mutex_unlock(&gpu_lock); }
 
-harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, uint32_t lanes)
+/* The buffers of one lane for windows of `window` queries (those of the kinds asked and missing). */
+static cudaError_t alloc_lane(hm_gpu *g, hm_lane *lane, uint32_t window, bool host_staging, bool psa,
+                              size_t psa_bytes)
+{
+    const size_t bytes = (size_t)window * 8, kb = g->view.key_bits / 8;
+    cudaError_t e = cudaSuccess;
+    if (!lane->stream) {
+        e = cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking);
+        if (e == cudaSuccess)
+            e = cudaEventCreateWithFlags(&lane->done, cudaEventDisableTiming);
+    }
+    if (e == cudaSuccess && host_staging && !lane->h_in[0]) {
+        for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
+            e = cudaMalloc(&lane->d_in[k], bytes);
+        for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
+            e = cudaMalloc(&lane->d_out[k], bytes);
+        for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
+            e = cudaHostAlloc(&lane->h_in[k], bytes, cudaHostAllocDefault);
+        for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
+            e = cudaHostAlloc(&lane->h_out[k], bytes, cudaHostAllocDefault);
+        if (e == cudaSuccess)
+            g->work_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT);
+    }
+    if (e == cudaSuccess && psa && !lane->psa_workspace) {
+        e = cudaMalloc(&lane->psa_workspace, psa_bytes);
+        lane->psa_workspace_bytes = psa_bytes;
+        if (e == cudaSuccess)
+            e = cudaMalloc(&lane->d_slot_values, (size_t)window * kb);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&lane->d_slot_keys, (size_t)window * kb);
+        if (e == cudaSuccess)
+            e = cudaMalloc((void **)&lane->d_slot_found, window);
+        if (e == cudaSuccess)
+            g->work_bytes += psa_bytes + (size_t)window * (2 * kb + 1);
+    }
+    return e;
+}
+
+harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, bool psa,
+                                     uint32_t lanes)
 {
     hm_gpu *g = tree->gpu;
     if (lanes > HM_LANES)
         lanes = HM_LANES;
-    if (window > g->window)
-        free_lanes(g); /* every buffer grows: start again */
-    else
+    if (window > g->window) {
+        /* every buffer grows: start again, keeping the kinds the lanes had */
+        host_staging = host_staging || g->lanes_staging;
+        psa = psa || g->lanes_psa;
+        free_lanes(g);
+    } else {
         window = g->window;
-    const size_t bytes = (size_t)window * 8;
-    size_t sort_temp = 0, restore_temp = 0;
-    HM_CUDA(tree, psa_sort_temp_bytes(g->view.key_bits, window, &sort_temp));
-    HM_CUDA(tree, psa_restore_temp_bytes(g->view.key_bits, window, &restore_temp));
-    if (restore_temp > sort_temp)
-        sort_temp = restore_temp;
-    if (!g->d_iota) {
-        cudaError_t e = cudaMalloc((void **)&g->d_iota, (size_t)window * sizeof(uint32_t));
-        if (e != cudaSuccess)
-            return hm_gpu_fail(tree, e, "allocating the PSA position sequence");
-        e = psa_fill_iota(g->d_iota, window, 0);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(0);
-        if (e != cudaSuccess)
-            return hm_gpu_fail(tree, e, "filling the PSA position sequence");
-        g->work_bytes += (size_t)window * sizeof(uint32_t);
     }
+    size_t psa_bytes = 0;
+    if (psa)
+        HM_CUDA(tree, psa_workspace_bytes(g->view.key_bits, window, NULL, &psa_bytes));
     for (uint32_t i = 0; i < lanes; i++) {
-        hm_lane *lane = &g->lanes[i];
-        cudaError_t e = cudaSuccess;
-        if (!lane->stream) {
-            e = cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking);
-            if (e == cudaSuccess)
-                e = cudaEventCreateWithFlags(&lane->done, cudaEventDisableTiming);
-            for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
-                e = cudaMalloc(&lane->d_in[k], bytes);
-            for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
-                e = cudaMalloc(&lane->d_out[k], bytes);
-            if (e == cudaSuccess)
-                e = cudaMalloc(&lane->d_sorted_keys, bytes);
-            if (e == cudaSuccess)
-                e = cudaMalloc((void **)&lane->d_positions, (size_t)window * sizeof(uint32_t));
-            if (e == cudaSuccess)
-                e = cudaMalloc(&lane->sort_temp, sort_temp);
-            lane->sort_temp_bytes = sort_temp;
-            if (e == cudaSuccess)
-                g->work_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT + 1) + (size_t)window * 4 + sort_temp;
-        }
-        if (e == cudaSuccess && host_staging && !lane->h_in[0]) {
-            for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
-                e = cudaHostAlloc(&lane->h_in[k], bytes, cudaHostAllocDefault);
-            for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
-                e = cudaHostAlloc(&lane->h_out[k], bytes, cudaHostAllocDefault);
-        }
+        cudaError_t e = alloc_lane(g, &g->lanes[i], window, host_staging, psa, psa_bytes);
         if (e != cudaSuccess) {
             free_lanes(g);
             return hm_gpu_fail(tree, e, "allocating the query pipeline's buffers");
         }
     }
     g->window = window;
+    g->lanes_staging = g->lanes_staging || host_staging;
+    g->lanes_psa = g->lanes_psa || psa;
+    return HARMONIA_OK;
+}
+
+harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, cudaStream_t stream)
+{
+    hm_gpu *g = tree->gpu;
+    if (g->table_valid && !memcmp(&g->table_plan, plan, sizeof *plan))
+        return HARMONIA_OK;
+    const uint64_t bytes = (((uint64_t)1 << plan->bits) + 1) * sizeof(uint32_t);
+    if (bytes > g->table_bytes) {
+        cudaFree(g->d_bucket_table);
+        g->d_bucket_table = NULL;
+        g->table_bytes = 0;
+        HM_CUDA(tree, cudaMalloc((void **)&g->d_bucket_table, bytes));
+        g->table_bytes = bytes;
+    }
+    HM_CUDA(tree, ntg_build_bucket_table(&g->view, plan, g->d_bucket_table, stream));
+    g->table_plan = *plan;
+    g->table_valid = true;
     return HARMONIA_OK;
 }
 

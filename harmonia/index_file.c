@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdatomic.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "harmonia/safe_file.h"
 #include "harmonia/tree_internal.h"
 #include "key_region/key_region.h"
 
@@ -388,106 +389,195 @@ static bool ix_checksum(const void *data, uint64_t size, ix_progress *progress, 
 
 static const unsigned char ix_zero_page[IX_ALIGN];
 
-/* Writes n bytes, retrying short writes and EINTR. false with errno set on failure. */
-static bool ix_write_all(int fd, const void *data, uint64_t n)
-{
-    const unsigned char *p = data;
-    while (n > 0) {
-        size_t step = n < IX_CHUNK_BYTES ? (size_t)n : (size_t)IX_CHUNK_BYTES;
-        ssize_t w = write(fd, p, step);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return false;
-        }
-        if (w == 0) {
-            errno = EIO;
-            return false;
-        }
-        p += w;
-        n -= (uint64_t)w;
-    }
-    return true;
-}
-
 static bool ix_write_zeros(int fd, uint64_t n)
 {
     while (n > 0) {
         uint64_t step = n < IX_ALIGN ? n : IX_ALIGN;
-        if (!ix_write_all(fd, ix_zero_page, step))
+        if (!hm_write_all(fd, ix_zero_page, step))
             return false;
         n -= step;
     }
     return true;
 }
 
-/* Creates "<path>.tmp.XXXXXX" with O_EXCL (mode 0666 & ~umask, like any new file). Returns the fd
- * and the name in *temp_out (malloc'd), or -1 with errno set. */
-static int ix_open_temp(const char *path, char **temp_out)
+/* The tree's header (in h) from its layout; shared by the save and the deferred verification. */
+static void ix_header_of_tree(const harmonia_tree *tree, ix_header *h)
 {
-    static atomic_uint_fast64_t counter;
-    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    size_t len = strlen(path);
-    char *temp = malloc(len + sizeof ".tmp.XXXXXX");
-    if (temp == NULL) {
-        errno = ENOMEM;
-        return -1;
-    }
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t seed = ((uint64_t)getpid() << 32) ^ (uint64_t)now.tv_nsec ^
-                    ((uint64_t)now.tv_sec << 20) ^ (uintptr_t)temp;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        uint64_t x = XXH3_64bits_withSeed(&seed, sizeof seed, atomic_fetch_add(&counter, 1));
-        memcpy(temp, path, len);
-        memcpy(temp + len, ".tmp.", 5);
-        for (int i = 0; i < 6; i++) {
-            temp[len + 5 + i] = digits[x % 62];
-            x /= 62;
-        }
-        temp[len + 11] = '\0';
-        int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            *temp_out = temp;
-            return fd;
-        }
-        if (errno != EEXIST)
-            break;
-    }
-    int saved = errno;
-    free(temp);
-    errno = saved;
-    return -1;
+    const kr_tree *kr = &tree->kr;
+    memset(h, 0, sizeof *h);
+    h->format_version = IX_FORMAT_VERSION;
+    h->header_bytes = IX_HEADER_BYTES;
+    h->key_bits = kr->key_bits;
+    h->fanout = kr->fanout;
+    h->leaf_size = kr->leaf_size;
+    h->height = kr->height;
+    h->n_keys = kr->n_keys;
+    h->n_internal = kr->n_internal;
+    h->n_leaves = kr->n_leaves;
+    h->n_nodes = kr->n_nodes;
+    for (unsigned l = 0; l < IX_LEVEL_ENTRIES; l++)
+        h->level_start[l] = l <= kr->height ? kr->level_start[l] : 0;
+    h->tree_version = tree->version;
+    h->ntg_group_size = tree->ntg_group_size;
+    h->section_count = IX_SECTION_COUNT;
 }
 
-/* fsyncs the folder that holds path, so that the rename is durable. Filesystems that cannot sync a
- * folder (EINVAL) are accepted: there is nothing more to do on them. false with errno set. */
-static bool ix_sync_folder(const char *path)
+/* realpath(path), or a copy of path when it cannot be resolved; NULL only without memory. */
+static char *ix_canonical(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    char *folder;
-    if (slash == NULL)
-        folder = strdup(".");
-    else if (slash == path)
-        folder = strdup("/");
-    else
-        folder = strndup(path, (size_t)(slash - path));
-    if (folder == NULL) {
-        errno = ENOMEM;
-        return false;
+    char *real = realpath(path, NULL);
+    return real != NULL ? real : strdup(path);
+}
+
+/* The file part of harmonia_save: lock the file being replaced (unless the tree holds its lock),
+ * check that it is the one the tree was loaded from or last saved to, write the image through
+ * hm_output (safe_file.h) and record the new file as the tree's source (moving the tree's lock
+ * to it when it held the old file's). */
+static harmonia_status ix_write_file(harmonia_tree *tree, const char *path,
+                                     const unsigned char *header, const ix_layout *layout,
+                                     const void *const *data)
+{
+    char why[PATH_MAX + 512];
+    char *real = NULL;
+    bool exists = false;
+    struct stat st;
+    harmonia_status status = hm_resolve_output(path, &real, &exists, &st, why, sizeof why);
+    if (status != HARMONIA_OK)
+        return hm_fail(tree, status, "%s", why);
+
+    int own_lock = -1; /* the lock this save takes on the file it replaces */
+    bool held = false; /* the tree's own lock is on that file */
+    if (exists && tree->lock_fd >= 0) {
+        struct stat locked;
+        held = fstat(tree->lock_fd, &locked) == 0 && locked.st_dev == st.st_dev &&
+               locked.st_ino == st.st_ino;
     }
-    int fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int saved = errno;
-    free(folder);
-    if (fd < 0) {
-        errno = saved;
-        return false;
+    if (exists && !held) {
+        status = hm_lock_existing(path, false, &own_lock, &st, why, sizeof why);
+        if (status != HARMONIA_OK) {
+            free(real);
+            return hm_fail(tree, status, "%s", why);
+        }
+        exists = own_lock >= 0;
     }
-    bool ok = fsync(fd) == 0 || errno == EINVAL;
-    saved = errno;
-    close(fd);
-    errno = saved;
-    return ok;
+    /* the file replaced must be the one the tree came from, unchanged */
+    if (exists && tree->source_path != NULL) {
+        hm_file_id now;
+        hm_file_id_of(&st, &now);
+        char *canonical = ix_canonical(real);
+        bool same_name = canonical != NULL && strcmp(canonical, tree->source_path) == 0;
+        free(canonical);
+        const char *problem = NULL;
+        if (hm_file_id_same_file(&now, &tree->source_id)) {
+            if (!hm_file_id_equal(&now, &tree->source_id))
+                problem = "was changed since the tree was loaded from it (its size or modification "
+                          "time differ): another process wrote it";
+        } else if (same_name) {
+            problem = "was replaced by another file since the tree was loaded from it (another "
+                      "process saved it)";
+        }
+        if (problem != NULL) {
+            if (own_lock >= 0)
+                close(own_lock);
+            free(real);
+            return hm_fail(tree, HARMONIA_ERR_CONFLICT,
+                           "%s %s; nothing was written (load it again and repeat the change)",
+                           path, problem);
+        }
+    }
+
+    hm_output out;
+    status = hm_output_open(&out, path, why, sizeof why);
+    if (status != HARMONIA_OK) {
+        if (own_lock >= 0)
+            close(own_lock);
+        free(real);
+        return hm_fail(tree, status, "%s", why);
+    }
+    out.check_unchanged = true;
+    bool ok = hm_write_all(out.fd, header, IX_HEADER_BYTES) &&
+              ix_write_zeros(out.fd, IX_ALIGN - IX_HEADER_BYTES);
+    for (unsigned i = 0; ok && i < IX_SECTION_COUNT; i++) {
+        uint64_t next = i + 1 < IX_SECTION_COUNT ? layout->offset[i + 1] : layout->file_bytes;
+        ok = hm_write_all(out.fd, data[i], layout->size[i]) &&
+             ix_write_zeros(out.fd, next - layout->offset[i] - layout->size[i]);
+    }
+    if (!ok) {
+        int saved = errno;
+        status = hm_fail(tree, HARMONIA_ERR_IO,
+                         "%s: cannot save (writing the temporary file beside it failed): %s; %s is "
+                         "unchanged",
+                         path, strerror(saved), path);
+        hm_output_abort(&out);
+        if (own_lock >= 0)
+            close(own_lock);
+        free(real);
+        return status;
+    }
+    status = hm_output_commit(&out, true, why, sizeof why);
+    if (status != HARMONIA_OK)
+        hm_fail(tree, status, "%s", why);
+    if (out.fd >= 0) { /* renamed into place (even when only the folder sync failed) */
+        struct stat written;
+        if (fstat(out.fd, &written) == 0) {
+            char *canonical = ix_canonical(real);
+            if (canonical != NULL) {
+                free(tree->source_path);
+                tree->source_path = canonical;
+                hm_file_id_of(&written, &tree->source_id);
+            }
+        }
+        if (held) { /* the tree's lock moves to the new file (locked since its creation) */
+            close(tree->lock_fd);
+            tree->lock_fd = out.fd;
+        } else {
+            close(out.fd);
+        }
+    }
+    if (own_lock >= 0)
+        close(own_lock);
+    free(real);
+    return status;
+}
+
+harmonia_status hm_verify_loaded(harmonia_tree *tree, const char *consequence)
+{
+    if (!tree->unverified)
+        return HARMONIA_OK;
+    const char *source = tree->source_path != NULL ? tree->source_path : "the index file";
+    const char *sep = consequence != NULL ? "; " : "";
+    if (consequence == NULL)
+        consequence = "";
+    ix_header h;
+    ix_layout layout;
+    ix_header_of_tree(tree, &h);
+    if (tree->mapping == NULL || !ix_compute_layout(&h, &layout))
+        return hm_fail(tree, HARMONIA_ERR_CORRUPT,
+                       "%s: loaded without verification and can no longer be verified%s%s", source,
+                       sep, consequence);
+    const kr_tree *kr = &tree->kr;
+    const void *data[IX_SECTION_COUNT] = {kr->keys, kr->leaf_values, kr->first_child, kr->leaf_rank};
+    for (unsigned i = 0; i < IX_SECTION_COUNT; i++) {
+        uint64_t computed;
+        if (!ix_checksum(data[i], layout.size[i], NULL, &computed))
+            return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "%s: out of memory%s%s", source, sep,
+                           consequence);
+        if (computed != tree->loaded_checksums[i])
+            return hm_fail(tree, HARMONIA_ERR_CORRUPT,
+                           "%s: loaded without verification, and the file is damaged: section '%s' "
+                           "checksum mismatch (stored 0x%016" PRIx64 ", computed 0x%016" PRIx64 ")%s%s",
+                           source, ix_section_name(i + 1), tree->loaded_checksums[i], computed, sep,
+                           consequence);
+    }
+    kr_error err;
+    err.message[0] = '\0';
+    if (kr_check_tree(kr, &err) != HARMONIA_OK)
+        return hm_fail(tree, HARMONIA_ERR_CORRUPT,
+                       "%s: loaded without verification, and the tree fails the integrity check: "
+                       "%s%s%s",
+                       source, err.message[0] ? err.message : "(no message)", sep, consequence);
+    tree->unverified = false;
+    return HARMONIA_OK;
 }
 
 harmonia_status harmonia_save(harmonia_tree *tree, const char *path)
@@ -499,24 +589,15 @@ harmonia_status harmonia_save(harmonia_tree *tree, const char *path)
     if (!ix_host_is_little_endian())
         return hm_fail(tree, HARMONIA_ERR_UNSUPPORTED,
                        "%s: index files are little-endian and this host is not", path);
+    /* fresh checksums over damage would hide it: an unverified tree is verified first */
+    char what[PATH_MAX + 32];
+    snprintf(what, sizeof what, "not saved to %s", path);
+    harmonia_status verified = hm_verify_loaded(tree, what);
+    if (verified != HARMONIA_OK)
+        return verified;
     const kr_tree *kr = &tree->kr;
     ix_header h;
-    memset(&h, 0, sizeof h);
-    h.format_version = IX_FORMAT_VERSION;
-    h.header_bytes = IX_HEADER_BYTES;
-    h.key_bits = kr->key_bits;
-    h.fanout = kr->fanout;
-    h.leaf_size = kr->leaf_size;
-    h.height = kr->height;
-    h.n_keys = kr->n_keys;
-    h.n_internal = kr->n_internal;
-    h.n_leaves = kr->n_leaves;
-    h.n_nodes = kr->n_nodes;
-    for (unsigned l = 0; l < IX_LEVEL_ENTRIES; l++)
-        h.level_start[l] = l <= kr->height ? kr->level_start[l] : 0;
-    h.tree_version = tree->version;
-    h.ntg_group_size = tree->ntg_group_size;
-    h.section_count = IX_SECTION_COUNT;
+    ix_header_of_tree(tree, &h);
 
     /* A tree this library would refuse to load is not written. */
     char why[320];
@@ -543,48 +624,7 @@ harmonia_status harmonia_save(harmonia_tree *tree, const char *path)
     unsigned char header[IX_HEADER_BYTES];
     ix_encode_header(&h, header);
 
-    char *temp = NULL;
-    int fd = ix_open_temp(path, &temp);
-    if (fd < 0)
-        return hm_fail(tree, HARMONIA_ERR_IO, "%s: cannot create a temporary file beside it: %s",
-                       path, strerror(errno));
-    const char *step = "write";
-    bool ok = ix_write_all(fd, header, IX_HEADER_BYTES) &&
-              ix_write_zeros(fd, IX_ALIGN - IX_HEADER_BYTES);
-    for (unsigned i = 0; ok && i < IX_SECTION_COUNT; i++) {
-        uint64_t next = i + 1 < IX_SECTION_COUNT ? layout.offset[i + 1] : layout.file_bytes;
-        ok = ix_write_all(fd, data[i], layout.size[i]) &&
-             ix_write_zeros(fd, next - layout.offset[i] - layout.size[i]);
-    }
-    if (ok) {
-        step = "fsync";
-        ok = fsync(fd) == 0;
-    }
-    int saved = errno;
-    if (close(fd) != 0 && ok) {
-        step = "close";
-        ok = false;
-        saved = errno;
-    }
-    if (ok) {
-        step = "rename";
-        ok = rename(temp, path) == 0;
-        saved = errno;
-    }
-    if (!ok) {
-        unlink(temp);
-        harmonia_status s = hm_fail(tree, HARMONIA_ERR_IO, "%s: cannot save (%s of %s failed): %s",
-                                    path, step, temp, strerror(saved));
-        free(temp);
-        return s;
-    }
-    free(temp);
-    if (!ix_sync_folder(path))
-        return hm_fail(tree, HARMONIA_ERR_IO,
-                       "%s: saved, but the folder could not be synced, so the new file may not "
-                       "survive a crash: %s",
-                       path, strerror(errno));
-    return HARMONIA_OK;
+    return ix_write_file(tree, path, header, &layout, data);
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -741,8 +781,18 @@ static harmonia_status ix_validate_mapping(const char *path, const unsigned char
     kr->first_child = (uint32_t *)(void *)(map + layout->offset[2]);
     kr->leaf_rank = (uint64_t *)(void *)(map + layout->offset[3]);
 
-    if (!config->verify)
+    kr_error err;
+    err.message[0] = '\0';
+    if (!config->verify) {
+        /* the O(nodes) structure checks run whatever the caller asked: they keep every reader
+         * inside the arrays (key_region.h, kr_check_structure) */
+        if (kr_check_structure(kr, &err) != HARMONIA_OK)
+            return hm_fail(NULL, HARMONIA_ERR_CORRUPT,
+                           "%s: integrity check failed: %s (the structure checks run even without "
+                           "verification)",
+                           path, err.message[0] ? err.message : "(no message)");
         return HARMONIA_OK;
+    }
     ix_progress progress = {config->progress, config->progress_arg, "load: checksums", 0, 0};
     for (unsigned i = 0; i < IX_SECTION_COUNT; i++)
         progress.total += layout->size[i];
@@ -759,8 +809,6 @@ static harmonia_status ix_validate_mapping(const char *path, const unsigned char
     }
     ix_progress check = {config->progress, config->progress_arg, "load: integrity check", 0, 1};
     ix_progress_report(&check);
-    kr_error err;
-    err.message[0] = '\0';
     harmonia_status status = kr_check_tree(kr, &err);
     if (status != HARMONIA_OK)
         return hm_fail(NULL, HARMONIA_ERR_CORRUPT, "%s: integrity check failed: %s", path,
@@ -788,9 +836,22 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
                        "%s: index files are little-endian and this host is not", path);
 
     /* O_NONBLOCK: opening a FIFO must not hang; it is rejected below as not a regular file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return hm_fail(NULL, HARMONIA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1;
+    if (config->lock != HARMONIA_LOCK_NONE) {
+        /* the lock first, then the contents: what is read is what no other locker changes */
+        char why[PATH_MAX + 256];
+        struct stat locked;
+        harmonia_status locking = hm_lock_existing(path, config->lock == HARMONIA_LOCK_WAIT, &fd,
+                                                   &locked, why, sizeof why);
+        if (locking != HARMONIA_OK)
+            return hm_fail(NULL, locking, "%s", why);
+        if (fd < 0)
+            return hm_fail(NULL, HARMONIA_ERR_IO, "%s: cannot open: %s", path, strerror(ENOENT));
+    } else {
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+            return hm_fail(NULL, HARMONIA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int saved = errno;
@@ -850,10 +911,11 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
 
     void *map = mmap(NULL, (size_t)file_size, PROT_READ, MAP_PRIVATE, fd, 0);
     int saved = errno;
-    close(fd);
-    if (map == MAP_FAILED)
+    if (map == MAP_FAILED) {
+        close(fd);
         return hm_fail(NULL, saved == ENOMEM ? HARMONIA_ERR_NO_MEMORY : HARMONIA_ERR_IO,
                        "%s: cannot map %" PRIu64 " bytes: %s", path, file_size, strerror(saved));
+    }
     /* The mapping may differ from the header read above if the file changed in between: check
      * that it still holds the same header, then use only what was validated. */
     kr_tree kr;
@@ -863,13 +925,18 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
     else
         status = ix_validate_mapping(path, map, &h, &layout, config, &kr);
     harmonia_tree *tree = NULL;
+    char *source_path = NULL;
     if (status == HARMONIA_OK) {
         tree = hm_tree_new();
-        if (tree == NULL)
+        source_path = ix_canonical(path);
+        if (tree == NULL || source_path == NULL)
             status = hm_fail(NULL, HARMONIA_ERR_NO_MEMORY, "%s: out of memory", path);
     }
     if (status != HARMONIA_OK) {
+        free(tree);
+        free(source_path);
         munmap(map, (size_t)file_size);
+        close(fd);
         return status;
     }
     tree->kr = kr;
@@ -877,6 +944,15 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
     tree->ntg_group_size = h.ntg_group_size;
     tree->mapping = map;
     tree->mapping_bytes = (size_t)file_size;
+    tree->source_path = source_path;
+    hm_file_id_of(&st, &tree->source_id);
+    tree->unverified = !config->verify;
+    for (unsigned i = 0; i < IX_SECTION_COUNT; i++)
+        tree->loaded_checksums[i] = h.sections[i].checksum;
+    if (config->lock != HARMONIA_LOCK_NONE)
+        tree->lock_fd = fd; /* the lock lives as long as the tree */
+    else
+        close(fd);
     *tree_out = tree;
     return HARMONIA_OK;
 }

@@ -73,16 +73,26 @@
  *   5. each section table entry: id, offset alignment, offset + size without uint64 overflow, size
  *      equal to what the counts imply, end within the file, offset equal to its placement;
  *   6. file_bytes equals the placement's end and the file's real size;
- *   7. the zero padding.
+ *   7. the zero padding;
+ *   8. the tree's structure (kr_check_structure, O(nodes)): first-child bounds and monotonicity,
+ *      2..F children per node, each level's children exactly the next level, leaf ranks from 0 to
+ *      n_keys with 1..L keys per leaf. This runs with and without verification, so that no reader
+ *      of an unverified tree (queries, info, the updater, the GPU upload) leaves the arrays.
  * With harmonia_load_config.verify (the default) it then checks every section checksum and runs
- * kr_check_tree on the mapped arrays. Without verify, a file whose header is sound but whose
- * sections were damaged loads, and queries on it may read garbage (but never outside the mapping
- * through the sizes checked above; the search engine trusts first_child, so verify is the default).
- * The file must not be truncated while a tree maps it (the kernel would raise SIGBUS).
+ * kr_check_tree on the mapped arrays. Without verify, a file whose sections were damaged in ways
+ * the structure checks cannot see (keys, separators, values) loads and queries on it may answer
+ * wrongly, never crash; the tree is marked unverified and keeps the file's section checksums, and
+ * its first update or save (or harmonia_check) verifies it in full (hm_verify_loaded), so damage
+ * is never saved under fresh checksums. The file must not be truncated while a tree maps it (the
+ * kernel would raise SIGBUS).
  *
- * WRITING. harmonia_save writes the whole file to "<path>.tmp.XXXXXX" in the same folder (created
- * with O_EXCL, mode 0666 & ~umask), fsyncs it, renames it over path and fsyncs the folder; on any
- * failure it removes the temporary file and leaves path as it was.
+ * WRITING. harmonia_save writes the whole file through hm_output (harmonia/safe_file.h): to
+ * "<real path>.tmp.XXXXXX" in the real target's folder (links followed; only a regular file is
+ * replaced; the old file's mode and owner kept), fsyncs it, renames it over the target and fsyncs
+ * the folder; on any failure it removes the temporary file and leaves the target as it was. It
+ * holds the target's exclusive flock meanwhile (or the tree's own, from a locked load) and
+ * refuses (CONFLICT) to replace a file other than the one the tree was loaded from or last saved
+ * to, when that is the path it saves to and the file changed or was replaced since.
  * ============================================================================================ */
 #ifndef HARMONIA_INDEX_FILE_H
 #define HARMONIA_INDEX_FILE_H

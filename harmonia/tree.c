@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <omp.h>
 
@@ -34,6 +35,7 @@ const char *harmonia_strerror(harmonia_status status)
     case HARMONIA_ERR_DEVICE_MEMORY: return "out of GPU memory";
     case HARMONIA_ERR_KEY_EXISTS: return "key already present";
     case HARMONIA_ERR_KEY_MISSING: return "key not present";
+    case HARMONIA_ERR_CONFLICT: return "index file in use or changed by another process";
     }
     return "unknown status";
 }
@@ -57,8 +59,10 @@ harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char 
 harmonia_tree *hm_tree_new(void)
 {
     harmonia_tree *tree = calloc(1, sizeof(harmonia_tree));
-    if (tree)
+    if (tree) {
         tree->constant_levels = HARMONIA_CONSTANT_LEVELS_DEFAULT;
+        tree->lock_fd = -1;
+    }
     return tree;
 }
 
@@ -106,6 +110,9 @@ void harmonia_free(harmonia_tree *tree)
         return;
     hm_gpu_release(tree);
     hm_tree_release_storage(tree);
+    if (tree->lock_fd >= 0)
+        close(tree->lock_fd); /* releases the index file's lock */
+    free(tree->source_path);
     free(tree);
 }
 
@@ -307,12 +314,29 @@ harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query
         kr_range_offsets(&tree->kr, lo, hi, count, offsets, query_threads(config));
         return HARMONIA_OK;
     }
+    /* Offsets in host memory are checked before anything is written through them (the CPU
+     * engine always; the GPU engine for a tree loaded without verification, whose phase 1 may
+     * have counted garbage: a count above the key count or a decrease would write past the
+     * caller's arrays). Device offsets are the caller's to get right. */
+    const bool host_offsets = backend == HARMONIA_BACKEND_CPU ||
+                              (config && config->memory == HARMONIA_MEMORY_HOST);
+    if (host_offsets && (backend == HARMONIA_BACKEND_CPU || tree->unverified)) {
+        for (uint64_t i = 0; i < count; i++) {
+            if (offsets[i + 1] < offsets[i])
+                return hm_fail(tree, HARMONIA_ERR_INVALID,
+                               "harmonia_range_collect: offsets decrease at %" PRIu64 " (not from phase 1?)", i);
+            if (offsets[i + 1] - offsets[i] > tree->kr.n_keys)
+                return hm_fail(tree, tree->unverified ? HARMONIA_ERR_CORRUPT : HARMONIA_ERR_INVALID,
+                               "harmonia_range_collect: range %" PRIu64 " holds %" PRIu64
+                               " pairs by its offsets, more than the tree's %" PRIu64 " keys%s", i,
+                               offsets[i + 1] - offsets[i], tree->kr.n_keys,
+                               tree->unverified ? " (the tree was loaded without verification and "
+                                                  "its keys are out of order: run harmonia_check)"
+                                                : " (not from phase 1?)");
+        }
+    }
     if (backend == HARMONIA_BACKEND_GPU)
         return hm_gpu_range_collect(tree, config, lo, count, offsets, keys_out, values_out);
-    for (uint64_t i = 0; i < count; i++)
-        if (offsets[i + 1] < offsets[i])
-            return hm_fail(tree, HARMONIA_ERR_INVALID,
-                           "harmonia_range_collect: offsets decrease at %" PRIu64 " (not from phase 1?)", i);
     kr_range_collect_batch(&tree->kr, lo, hi, count, offsets, keys_out, values_out,
                            query_threads(config));
     return HARMONIA_OK;
@@ -349,6 +373,17 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
     if (tree->kr.key_bits == 32 && count > UINT32_MAX)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "a batch of %" PRIu64 " operations on a 32-bit tree: split it into batches below 2^32", count);
+    /* A tree loaded without verification is verified before anything changes: the update
+     * rewrites every checksum on save, so damage must be found now or never. */
+    harmonia_status st = hm_verify_loaded(tree, "nothing was applied");
+    if (st != HARMONIA_OK) {
+        if (stats_out) {
+            memset(stats_out, 0, sizeof *stats_out);
+            stats_out->operations = count;
+            stats_out->failed_operation = UINT64_MAX;
+        }
+        return st;
+    }
     harmonia_update_stats stats;
     memset(&stats, 0, sizeof stats);
     stats.operations = count;
@@ -376,7 +411,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
     int saved_threads = omp_get_max_threads();
     if (config->threads > 0)
         omp_set_num_threads(config->threads);
-    harmonia_status st = upd_apply_batch(&tree->kr, &p, kinds, keys, values, count, &stats, &result, &err);
+    st = upd_apply_batch(&tree->kr, &p, kinds, keys, values, count, &stats, &result, &err);
     omp_set_num_threads(saved_threads);
     if (st != HARMONIA_OK) {
         if (stats_out)
@@ -413,6 +448,12 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
 harmonia_status harmonia_check(harmonia_tree *tree)
 {
     REQUIRE_TREE(tree, "harmonia_check");
+    if (tree->unverified) { /* the checksums of the file too, then the checker */
+        harmonia_status st = hm_verify_loaded(tree, NULL);
+        if (st == HARMONIA_OK)
+            tree->last_error[0] = 0;
+        return st;
+    }
     kr_error err = {{0}};
     harmonia_status st = kr_check_tree(&tree->kr, &err);
     if (st != HARMONIA_OK)

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "harmonia.h"
+#include "harmonia/safe_file.h"
 #include "key_region/key_region.h"
 
 struct harmonia_tree {
@@ -17,6 +18,15 @@ struct harmonia_tree {
     size_t mapping_bytes;
     struct hm_gpu *gpu;       /* the device copy and its pipeline (gpu_tree.cu), NULL if none */
     char last_error[512];
+    /* --- the file behind the tree (index_file.c) --- */
+    char *source_path;        /* the real path it was loaded from or last saved to, else NULL */
+    hm_file_id source_id;     /* that file's identity then: a save over it checks it is unchanged */
+    int lock_fd;              /* holds the exclusive flock of the index file (load with a lock),
+                                 -1 when none */
+    bool unverified;          /* loaded without verification: the mapping's checksums and the
+                                 integrity checker have not run (index_file.c verifies it before
+                                 an update or a save) */
+    uint64_t loaded_checksums[4]; /* the section checksums of the loaded file (when unverified) */
 };
 
 /* Records a message as the tree's last error (or the thread's when tree is NULL) and returns
@@ -36,5 +46,11 @@ uint64_t hm_constant_entries(const harmonia_tree *tree, uint32_t *levels_out);
 
 /* Frees the layout arrays (or unmaps the file) of a tree, leaving the handle itself. */
 void hm_tree_release_storage(harmonia_tree *tree);
+
+/* For a tree loaded without verification: checks its mapped sections against the checksums of
+ * the file and runs the integrity checker; on success the tree counts as verified. OK at once for
+ * a verified tree. CORRUPT otherwise, with the message in the tree's last error: the file, what is
+ * wrong, then "; <consequence>" ("nothing was applied"; NULL for none). index_file.c. */
+harmonia_status hm_verify_loaded(harmonia_tree *tree, const char *consequence);
 
 #endif /* HARMONIA_TREE_INTERNAL_H */

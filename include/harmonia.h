@@ -37,6 +37,8 @@ typedef enum harmonia_status {
     HARMONIA_ERR_DEVICE_MEMORY = 11, /* not enough GPU memory */
     HARMONIA_ERR_KEY_EXISTS = 12,    /* update batch: insert of a present key, strict policy */
     HARMONIA_ERR_KEY_MISSING = 13,   /* update batch: update of a missing key, strict policy */
+    HARMONIA_ERR_CONFLICT = 14,      /* an index file is locked by another process's update, or
+                                        was changed or replaced since it was loaded */
 } harmonia_status;
 
 /* A constant English description of a status code ("invalid argument", ...). Never NULL. */
@@ -124,14 +126,23 @@ typedef struct harmonia_query_config {
     harmonia_backend backend;
     int threads;               /* CPU engine: OpenMP threads; 0 = OpenMP's default */
     /* --- GPU engine (ignored by the CPU engine) --- */
-    int psa;                   /* partially-sorted aggregation: 1 on, 0 off, -1 auto (default): on
-                                  for unordered results, off for results in query order, where
-                                  the in-window restore cost more than it saved on the H100 (see
-                                  bench/RESULTS.md) */
-    uint64_t psa_window;       /* queries sorted together; 0 = sized so a window's results stay in L2 */
-    uint32_t psa_bits;         /* bits sorted on; 0 = Eq. 2 over the span of the tree's keys */
-    uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F; 0 = the tree's
-                                  stored choice, else the default for its F */
+    int psa;                   /* partially-sorted aggregation (point lookups and lower bounds):
+                                  1 on, 0 off, -1 auto (default). On: each window of queries is
+                                  partitioned by the top bits of its keys' place in the span of the
+                                  tree's keys (psa/psa.h), searched tile by tile in shared memory,
+                                  and its results gathered back into query order. Auto: on for
+                                  windows of at least 2^18 queries and 2 queries per leaf, where it
+                                  was faster on the H100 (bench/RESULTS.md, session 4); off for
+                                  smaller or sparser windows, which the descent kernels serve */
+    uint64_t psa_window;       /* queries partitioned together; 0 = device arrays: up to 2^27 (less
+                                  when half the free GPU memory cannot hold ~40 bytes a query);
+                                  host arrays: sized so that a window's results stay in L2 */
+    uint32_t psa_bits;         /* bucket bits of the partition; 0 = buckets of about 32 leaves
+                                  (at most 19 bits, at most the width of the keys' span) */
+    uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F, for the
+                                  descent kernels (PSA off, range queries); 0 = the tree's stored
+                                  choice, else the default for its F (range collect: from the
+                                  ranges' mean length) */
     harmonia_memory memory;    /* where the arrays of the call live */
     uint32_t pipeline_depth;   /* windows in flight at once (streams), 1 to 3; 0 = 3 */
     void *stream;              /* cudaStream_t for device arrays; NULL = the default stream */
@@ -149,11 +160,12 @@ harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config
                                 const void *queries, uint64_t count, void *values_out,
                                 uint8_t *found_out);
 
-/* Point lookups with results in the engine's order instead of the queries' (GPU backend, PSA
- * on): slot i of values_out/found_out holds the result of query positions_out[i]. The order is the
- * PSA order (each window sorted by its queries' top bits), so a caller that does not need the
- * original order skips the restore step. The CPU backend returns positions_out[i] = i.
- * Errors as harmonia_lookup. */
+/* Point lookups with results in the engine's order instead of the queries': slot i of
+ * values_out/found_out holds the result of query positions_out[i] (positions_out is a permutation
+ * of 0 .. count-1). With PSA the order is the partition's (each window grouped by bucket, the
+ * queries outside the keys' span last), so a caller that does not need the original order skips the
+ * restore step; without it (and on the CPU backend) positions_out[i] = i. Errors as
+ * harmonia_lookup. */
 harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
                                           const void *queries, uint64_t count, void *values_out,
                                           uint8_t *found_out, uint64_t *positions_out);
@@ -176,7 +188,10 @@ harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_c
  *   with the exclusive scan of the range counts; offsets[count] is the total number of pairs.
  * phase 2, keys_out and/or values_out non-NULL with room for offsets[count] entries each: writes
  *   the pairs of range i, ascending by key, to positions offsets[i] .. offsets[i+1]-1. offsets
- *   must be those of phase 1 for the same tree and ranges (they are read, not recomputed).
+ *   must be those of phase 1 for the same tree and ranges (they are read, not recomputed). The
+ *   CPU engine checks them first (never decreasing, no range above the key count: INVALID); so
+ *   does the GPU engine for a tree loaded without verification when config->memory is HOST
+ *   (CORRUPT: its damaged keys gave such counts).
  * Synchronous. */
 harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
                                        const void *lo, const void *hi, uint64_t count,
@@ -238,11 +253,13 @@ void harmonia_update_config_init(harmonia_update_config *config);
  * names the first failing operation's index. On success the tree's version is bumped and, when it
  * has a device copy, the copy is synchronised (only dirty leaves when the shape did not change)
  * before the call returns: GPU queries before see the old version, after it the new one.
- * A tree loaded from a file is copied into memory by its first update. stats may be NULL; it is
+ * A tree loaded from a file is copied into memory by its first update; one loaded without
+ * verification is verified in full first (section checksums and integrity checker: CORRUPT, and
+ * nothing applied, when it fails). stats may be NULL; it is
  * filled on failure too (then only operations and failed_operation mean anything).
  * The tree must not be queried from other threads during the call. Synchronous.
- * Errors: INVALID (bad kind, NULL arrays), KEY_EXISTS, KEY_MISSING, NO_MEMORY, CAPACITY, and the
- * device errors of the sync (then the host tree is updated and the device copy released). */
+ * Errors: INVALID (bad kind, NULL arrays), KEY_EXISTS, KEY_MISSING, NO_MEMORY, CAPACITY, CORRUPT
+ * (an unverified tree that fails verification), and the device errors of the sync (then the host tree is updated and the device copy released). */
 harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
                                 const uint8_t *kinds, const void *keys, const void *values,
                                 uint64_t count, harmonia_update_stats *stats);
@@ -252,12 +269,44 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
  * ------------------------------------------------------------------------------------------- */
 
 /* Saves the tree to path atomically: the file at path is either the old one or the complete new
- * one, never a mix, even if the process dies (temporary file in the same folder, fsync, rename,
- * fsync of the folder). Synchronous. Errors: INVALID, IO (with the OS's reason). */
+ * one, never a mix, even if the process dies (temporary file "<real path>.tmp.XXXXXX" in the same
+ * folder, fsync, rename, fsync of the folder; on any failure the temporary file is removed and the
+ * old file is untouched). Only regular files are written: a path naming a folder, FIFO, device or
+ * socket fails (IO) and is left alone. A symbolic link is followed and the file it points to is
+ * replaced (the link stays). The new file keeps the old one's permission bits, and its owner and
+ * group where the process may set them. Stale temporary files of killed saves of the same path
+ * (not locked by a live process) are removed.
+ * Concurrency: the save takes an exclusive advisory lock (flock) on the file it replaces, unless
+ * the tree holds that lock already (harmonia_load_config.lock); a lock held by another process
+ * fails with CONFLICT ("index is being updated by another process"), nothing written. When the
+ * tree was loaded from (or last saved to) the file it now replaces, that file must be the same
+ * one, of the same size and modification time, as then: one changed or replaced by another process
+ * meanwhile fails with CONFLICT, nothing written. A tree holding a lock keeps it on the new file.
+ * A tree loaded without verification is verified in full first (checksums of the loaded file and
+ * the integrity checker): a damaged one fails with CORRUPT and nothing is written, so a save never
+ * hides damage behind fresh checksums.
+ * Synchronous. Errors: INVALID, IO (with the OS's reason), CONFLICT, CORRUPT, NO_MEMORY. */
 harmonia_status harmonia_save(harmonia_tree *tree, const char *path);
 
+/* Advisory locking of an index file by harmonia_load (see harmonia_load_config.lock). */
+typedef enum harmonia_lock_mode {
+    HARMONIA_LOCK_NONE = 0, /* no lock: plain readers (queries, info, check) */
+    HARMONIA_LOCK_TRY,      /* take the file's exclusive lock or fail with CONFLICT at once */
+    HARMONIA_LOCK_WAIT,     /* take the file's exclusive lock, waiting while another holds it */
+} harmonia_lock_mode;
+
 typedef struct harmonia_load_config {
-    bool verify;                   /* check checksums and run the integrity checker (default on) */
+    bool verify;                   /* check checksums and run the integrity checker (default on).
+                                      Off, the O(nodes) structure checks still run (first-child
+                                      bounds and monotonicity, children per node, level sizes,
+                                      leaf ranks and keys per leaf), so every query, info and
+                                      update stays inside the arrays; what is skipped is the
+                                      O(bytes) checksums and the O(keys) order and separator
+                                      checks: a damaged file may then give wrong answers. */
+    harmonia_lock_mode lock;       /* NONE (default); TRY or WAIT: the tree holds the file's
+                                      exclusive lock (flock) until harmonia_free, so that one
+                                      process at a time loads, updates and saves it (the read-
+                                      modify-write of an update is then never lost) */
     harmonia_progress_fn progress; /* optional */
     void *progress_arg;
 } harmonia_load_config;
@@ -265,11 +314,15 @@ typedef struct harmonia_load_config {
 void harmonia_load_config_init(harmonia_load_config *config);
 
 /* Loads an index file written by harmonia_save, mapping it into memory (the tree reads the file's
- * pages in place; it stays valid while the tree lives). Sizes, offsets and counts are always
- * validated; with config->verify (the default), every section's checksum and the integrity
- * checker too. A NULL config means the defaults. A damaged file is rejected, never a crash.
+ * pages in place; it stays valid while the tree lives). Sizes, offsets, counts and the tree's
+ * structure (first-child array, leaf ranks, level sizes) are always validated; with
+ * config->verify (the default), every section's checksum and the whole integrity checker too.
+ * A NULL config means the defaults. A damaged file is rejected, never a crash. A tree loaded
+ * without verification is verified in full before its first update or save (see harmonia_update,
+ * harmonia_save); harmonia_check verifies it too. With config->lock the file's lock is taken
+ * before it is read.
  * Errors: INVALID, IO, CORRUPT (what is wrong, in words), UNSUPPORTED (another format version or
- * an unknown key width), NO_MEMORY. */
+ * an unknown key width), NO_MEMORY, CONFLICT (config->lock TRY and another process holds it). */
 harmonia_status harmonia_load(const char *path, const harmonia_load_config *config,
                               harmonia_tree **tree_out);
 
@@ -280,7 +333,9 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
 /* Walks the whole tree and checks every invariant of the layout (keys strictly increasing within
  * nodes and across the leaves, separators consistent with their children, prefix sums monotone and
  * consistent with the level sizes, counts matching, padding). Returns OK or CORRUPT with the first
- * broken invariant in words in harmonia_last_error(tree). Synchronous, read-only. */
+ * broken invariant in words in harmonia_last_error(tree). A tree loaded without verification also
+ * gets its section checksums checked against the file's (then it counts as verified). Synchronous,
+ * read-only. */
 harmonia_status harmonia_check(harmonia_tree *tree);
 
 typedef struct harmonia_tree_info {

@@ -234,4 +234,14 @@ void kr_at_rank(const kr_tree *t, uint64_t r, uint64_t *key, uint64_t *value);
  * counts are allocated (the loader validates those sizes first). */
 harmonia_status kr_check_tree(const kr_tree *tree, kr_error *err);
 
+/* The O(nodes) part of kr_check_tree: the shape and counts, the first-child array (bounds,
+ * monotone, 2..F children per node, each level's children exactly the next level) and the leaf
+ * ranks (0 .. n_keys, 1..L keys per leaf). What it guarantees is what every reader needs to stay
+ * inside the arrays: a descent from the root visits one node per level and ends in a leaf, and a
+ * leaf's key count is in [1, L] (0 only for the empty tree). It does not read the key region: keys
+ * out of order, bad separators or padding give wrong answers, never reads outside the arrays (the
+ * search engine clamps what such keys could make it compute). The loader runs it on every file,
+ * verified or not. */
+harmonia_status kr_check_structure(const kr_tree *tree, kr_error *err);
+
 #endif /* HARMONIA_KEY_REGION_H */

@@ -153,13 +153,19 @@ static bool internal_ok(const kr_tree *t, uint64_t node, kr_error *err)
     return true;
 }
 
-harmonia_status kr_check_tree(const kr_tree *t, kr_error *err)
+harmonia_status kr_check_structure(const kr_tree *t, kr_error *err)
 {
     harmonia_status st = check_shape(t, err);
     if (st == HARMONIA_OK)
         st = ps_check(t, err);
     if (st == HARMONIA_OK)
         st = check_leaf_ranks(t, err);
+    return st;
+}
+
+harmonia_status kr_check_tree(const kr_tree *t, kr_error *err)
+{
+    harmonia_status st = kr_check_structure(t, err);
     if (st != HARMONIA_OK)
         return st;
     /* every count is now trusted; find the first bad leaf and node in parallel, then say why */

@@ -109,7 +109,9 @@ static void KR_FN(lower_bound_batch)(const kr_tree *t, const KR_T *queries, uint
             uint64_t li = leaf[k];
             uint32_t pos = KR_FN(count_lt)(keys + kr_leaf_key_offset(t, li), L, q);
             uint64_t in_leaf = t->leaf_rank[li + 1] - t->leaf_rank[li];
-            if (pos == in_leaf) { /* the answer, if any, is the next leaf's first key */
+            /* pos > in_leaf only in a damaged leaf (padding below the maximum key) of a tree
+             * loaded without verification: treated as the leaf's end, never read past it */
+            if (pos >= in_leaf) { /* the answer, if any, is the next leaf's first key */
                 li++;
                 pos = 0;
             }
@@ -152,7 +154,10 @@ static void KR_FN(range_count_batch)(const kr_tree *t, const KR_T *lo, const KR_
             uint64_t up_to_hi = b == max_key ? t->n_keys
                                              : t->leaf_rank[hi_leaf[k]] +
                                                    KR_FN(count_lt)(keys + kr_leaf_key_offset(t, hi_leaf[k]), L, after_hi[k]);
-            counts_out[first + k] = up_to_hi - below_lo;
+            /* keys out of order (a tree loaded without verification) could put rank(lo) above
+             * rank(hi + 1): a count, never a wrapped-around one */
+            uint64_t c = up_to_hi > below_lo ? up_to_hi - below_lo : 0;
+            counts_out[first + k] = c < t->n_keys ? c : t->n_keys;
         }
     }
 }
@@ -175,6 +180,8 @@ static void KR_FN(range_collect_batch)(const kr_tree *t, const KR_T *lo, const K
         uint64_t out = offsets[i];
         while (remaining > 0 && leaf < t->n_leaves) {
             uint64_t in_leaf = t->leaf_rank[leaf + 1] - t->leaf_rank[leaf];
+            if (slot > in_leaf) /* a damaged leaf of an unverified tree: see lower_bound_batch */
+                slot = (uint32_t)in_leaf;
             uint64_t take = in_leaf - slot < remaining ? in_leaf - slot : remaining;
             const KR_T *src_keys = keys + kr_leaf_key_offset(t, leaf) + slot;
             const KR_T *src_values = leaf_values + leaf * L + slot;

@@ -2,7 +2,7 @@
  * a device tree that kernels receive, the __constant__ first-child cut, and one launcher per
  * operation. Kernels exist for G in {1, 2, 4, 8, 16, 32} and both key widths; F and L are read
  * from the view, so every F and L the build offers is served by the same kernels.
- * The window sort is in psa/, the device copy and the pipelines in harmonia/gpu_*.cu. */
+ * The PSA partition is in psa/, the device copy and the pipelines in harmonia/gpu_*.cu. */
 #ifndef HARMONIA_NTG_H
 #define HARMONIA_NTG_H
 
@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <cuda_runtime.h>
+
+#include "psa/psa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,12 +55,6 @@ cudaError_t ntg_launch_lookup(const ntg_view *view, uint32_t group_size, const v
                               uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
                               cudaStream_t stream);
 
-/* Point lookups of sorted queries for the sort-based restore (psa.h): slot i gets the value in
- * values_out[i] and packed_out[i] = positions[i] << 1 | found. */
-cudaError_t ntg_launch_lookup_packed(const ntg_view *view, uint32_t group_size, const void *queries,
-                                     const uint32_t *positions, uint64_t n, void *values_out,
-                                     uint32_t *packed_out, cudaStream_t stream);
-
 /* Lower bound; keys_out and values_out may be NULL. Output indexing as ntg_launch_lookup. */
 cudaError_t ntg_launch_lower_bound(const ntg_view *view, uint32_t group_size, const void *queries,
                                    const uint32_t *positions, uint64_t n, void *keys_out,
@@ -76,6 +72,27 @@ cudaError_t ntg_launch_range_collect(const ntg_view *view, uint32_t group_size, 
                                      const uint64_t *skip, uint64_t n, const uint64_t *offsets,
                                      uint64_t offset_base, void *keys_out, void *values_out,
                                      cudaStream_t stream);
+
+/* --- the search of a window partitioned by PSA (ntg_partitioned.cu; psa.h) ----------------------
+ * The bucket table of a plan: table[u] for u = 0 .. 2^plan->bits (2^bits + 1 entries, device
+ * memory) = the last leaf whose first key is <= psa_bucket_start(plan, u) (0 if none), and the last
+ * leaf for u = 2^bits. It depends on the leaves' first keys: build it again after the device copy
+ * changes. Asynchronous on stream. */
+cudaError_t ntg_build_bucket_table(const ntg_view *view, const psa_plan *plan, uint32_t *table,
+                                   cudaStream_t stream);
+
+/* Point lookups (lower_bound false) or lower bounds of a partitioned window of n slots (psa.h: keys
+ * grouped by bucket in bucket order) of a tree with n_keys > 0. Slots below *in_span (a device
+ * word; NULL: all n) are searched, results in slot order: found_out[j], values_out[j] (may be
+ * NULL), keys_out[j] (lower bounds; may be NULL). Unordered results (positions_out non-NULL):
+ * positions_out[j] = position_base + positions[j] for searched slots, and the slots from *in_span
+ * on (queries outside the keys' span) get not found and position_base + outside_positions[j].
+ * Asynchronous on stream. */
+cudaError_t ntg_launch_search_partitioned(const ntg_view *view, const psa_plan *plan, const uint32_t *table,
+                                          bool lower_bound, const void *keys, uint32_t n, const uint32_t *in_span,
+                                          void *values_out, void *keys_out, uint8_t *found_out,
+                                          const uint32_t *positions, const uint32_t *outside_positions,
+                                          uint64_t *positions_out, uint64_t position_base, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -2,135 +2,24 @@
  * CUB does: the group search inside one node (warp scope: coalesced loads, one ballot and one
  * shuffle), the root-to-leaf traversal (group scope: first-child array from __constant__ memory,
  * then the read-only cache), and the launches (device scope). Owns the __constant__ copy of the top
- * of the first-child array. The window sort is in psa/; the pipelines in harmonia/gpu_query.cu. */
+ * of the first-child array. The search of partitioned windows is ntg_partitioned.cu; the PSA
+ * partition is psa/; the pipelines in harmonia/gpu_query.cu. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
 
-extern "C" {
-#include "ntg/ntg.h"
-}
+#include "ntg/ntg_device.cuh"
+#include "ntg/ntg_policy.h"
 
 __constant__ uint32_t c_first_child[NTG_CONSTANT_ENTRIES];
 
-/* Launch policy: threads per block, and the cap on blocks (the kernels loop grid-stride). */
-#define NTG_BLOCK_THREADS 256
-#define NTG_MAX_BLOCKS (1u << 20)
-
-template <typename K> __device__ __forceinline__ K max_key_of();
-template <> __device__ __forceinline__ uint32_t max_key_of<uint32_t>() { return UINT32_MAX; }
-template <> __device__ __forceinline__ uint64_t max_key_of<uint64_t>() { return UINT64_MAX; }
-
-/* ------------------------------------------------------------------------------------------------
- * Group search in one node (warp scope).
- * The G threads of a group split the node's `slots` sorted keys into chunks of per = slots / G
- * (at least 1; with slots < G the extra threads hold empty chunks). Each thread counts the keys of
- * its chunk that satisfy the comparison (< q when STRICT, else <= q) with 16-byte loads. Keys are
- * sorted, so the full chunks form a prefix: one ballot counts them (f), and one shuffle fetches the
- * count of chunk f, the only partial one. No early exit.
- * ---------------------------------------------------------------------------------------------- */
-template <typename K, bool STRICT>
-__device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K q)
-{
-    uint32_t count = 0;
-    if (per * sizeof(K) >= 16) {
-        const uint4 *vec = reinterpret_cast<const uint4 *>(chunk);
-        const uint32_t n_vec = per * (uint32_t)sizeof(K) / 16;
-        for (uint32_t v = 0; v < n_vec; v++) {
-            uint4 raw = __ldg(vec + v);
-            K part[16 / sizeof(K)];
-            memcpy(part, &raw, 16);
-#pragma unroll
-            for (int k = 0; k < (int)(16 / sizeof(K)); k++)
-                count += STRICT ? (part[k] < q) : (part[k] <= q);
-        }
-    } else {
-        for (uint32_t k = 0; k < per; k++) {
-            K key = __ldg(chunk + k);
-            count += STRICT ? (key < q) : (key <= q);
-        }
+/* The first-child reader of these kernels: the __constant__ cut, then the read-only cache. */
+struct first_child_at_t {
+    __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
+    {
+        return node < v.constant_entries ? c_first_child[node] : __ldg(v.first_child + node);
     }
-    return count;
-}
-
-/* WARP_UNIFORM: every group of the warp calls this at the same point (the descents: no early exit,
- * dummy queries past the end), so the ballot and the shuffle name the whole warp — a constant mask.
- * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
- * lanes only; a mask computed per lane costs a WARPSYNC per call (measured on the H100: G = 2 at
- * 2^26 keys went from 17.3 to 24.4 ms per 2^27 lookups when the descents used it). */
-template <typename K, int G, bool STRICT, bool WARP_UNIFORM>
-__device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
-                                                uint32_t lane_in_group, uint32_t group_shift)
-{
-    if (G == 1)
-        return count_chunk<K, STRICT>(node, slots, q);
-    const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
-    const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
-    const bool has_chunk = lane_in_group < chunks;
-    uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
-    const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
-    const uint32_t group_mask = WARP_UNIFORM ? 0xffffffffu : group_bits << group_shift;
-    const uint32_t full_mask = (__ballot_sync(group_mask, has_chunk && count == per) >> group_shift) & group_bits;
-    const uint32_t full = __popc(full_mask);
-    const uint32_t partial = __shfl_sync(group_mask, count, full < chunks ? full : 0, G);
-    return full * per + (full < chunks ? partial : 0);
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Traversal (group scope).
- * ---------------------------------------------------------------------------------------------- */
-__device__ __forceinline__ uint32_t first_child_at(const ntg_view &v, uint64_t node)
-{
-    return node < v.constant_entries ? c_first_child[node] : __ldg(v.first_child + node);
-}
-
-/* Leaf number (0-based) where the search for q ends. */
-template <typename K, int G, bool WARP_UNIFORM>
-__device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
-                                            uint32_t group_shift)
-{
-    const K *keys = static_cast<const K *>(v.keys);
-    uint64_t node = 0;
-    for (uint32_t level = 0; level + 1 < v.height; level++) {
-        const uint32_t first = first_child_at(v, node);
-        const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
-        const uint32_t j = group_count<K, G, false, WARP_UNIFORM>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
-        node = first + (j < last_child ? j : last_child);
-    }
-    return node - v.n_internal;
-}
-
-/* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count). */
-template <typename K, int G, bool WARP_UNIFORM>
-__device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
-                                            uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out)
-{
-    const K *keys = static_cast<const K *>(v.keys);
-    const uint64_t leaf = descend<K, G, WARP_UNIFORM>(v, q, lane_in_group, group_shift);
-    const uint32_t slot = group_count<K, G, true, WARP_UNIFORM>(keys + v.leaf_key_base + leaf * v.leaf_size, v.leaf_size, q,
-                                                  lane_in_group, group_shift);
-    *leaf_out = leaf;
-    *slot_out = slot;
-    return __ldg(v.leaf_rank + leaf) + slot;
-}
-
-/* The group's place in its warp. */
-struct group_place {
-    uint32_t lane_in_group, group_in_warp, group_shift;
-    uint64_t warp, warps;
 };
-
-template <int G> __device__ __forceinline__ group_place place_of_thread()
-{
-    group_place p;
-    const uint32_t lane = threadIdx.x & 31u;
-    p.lane_in_group = lane % G;
-    p.group_in_warp = lane / G;
-    p.group_shift = p.group_in_warp * G;
-    p.warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u;
-    p.warps = (uint64_t)gridDim.x * blockDim.x / 32u;
-    return p;
-}
 
 /* ------------------------------------------------------------------------------------------------
  * Kernels (device scope). Every warp loops over its share of queries in steps of 32 / G queries;
@@ -138,15 +27,11 @@ template <int G> __device__ __forceinline__ group_place place_of_thread()
  * warp-wide copies of long ranges can run).
  * ---------------------------------------------------------------------------------------------- */
 
-/* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
-#define NTG_RANGE_WALK_LEAVES 2
-/* Ranges longer than this are copied by the whole warp, shorter ones by their group. */
-#define NTG_WARP_COPY_MIN 64
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-              uint64_t *__restrict__ positions_out, uint64_t position_base, uint32_t *__restrict__ packed_out)
+              uint64_t *__restrict__ positions_out, uint64_t position_base)
 {
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
@@ -156,7 +41,7 @@ lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *_
         const uint64_t i = base + p.group_in_warp;
         const bool active = i < n;
         const K q = active ? queries[i] : queries[base];
-        const uint64_t leaf = descend<K, G, true>(v, q, p.lane_in_group, p.group_shift);
+        const uint64_t leaf = descend<K, G, true>(v, q, p.lane_in_group, p.group_shift, first_child_at_t());
         const K *leaf_keys = keys + v.leaf_key_base + leaf * v.leaf_size;
         const uint32_t slot = group_count<K, G, true, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift);
         if (active && p.lane_in_group == 0) {
@@ -164,11 +49,6 @@ lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *_
                                (q != max_key_of<K>() || v.max_key_present);
             const K value = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
             uint64_t out = i;
-            if (packed_out) { /* sorted order, restored later by psa_restore_* */
-                values_out[i] = value;
-                packed_out[i] = positions[i] << 1 | (uint32_t)found;
-                continue;
-            }
             if (positions_out)
                 positions_out[i] = position_base + (positions ? positions[i] : i);
             else if (positions)
@@ -194,10 +74,11 @@ lower_bound_kernel(const ntg_view v, const K *__restrict__ queries, const uint32
         const K q = active ? queries[i] : queries[base];
         uint64_t leaf;
         uint32_t slot;
-        rank_of<K, G, true>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot);
+        rank_of<K, G, true>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
         if (active && p.lane_in_group == 0) {
             const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
-            if (slot == in_leaf) { /* the answer, if any, is the next leaf's first key */
+            if (slot >= in_leaf) { /* the answer, if any, is the next leaf's first key (>=: a damaged
+                                      leaf rank of an unverified tree must not read past the leaves) */
                 leaf++;
                 slot = 0;
             }
@@ -225,7 +106,7 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
         const K a = active ? lo[i] : lo[base], b = active ? hi[i] : hi[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
+        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
         /* keys <= b: all when b is the maximum, else the rank of b + 1: walk forward from the lower
          * bound's leaf while every key of the leaf is < b + 1 (a short range ends there), and
          * descend again only when the walk is too long */
@@ -245,10 +126,10 @@ range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restri
                 }
             }
             if (!found)
-                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot);
+                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
         }
         if (active && p.lane_in_group == 0)
-            counts_out[i] = a > b ? 0 : up_to_b - below_lo;
+            counts_out[i] = a > b || up_to_b < below_lo ? 0 : up_to_b - below_lo; /* no wrap on damaged ranks */
     }
 }
 
@@ -273,6 +154,40 @@ __device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, con
                                            uint32_t slot, uint64_t remaining, uint64_t out, uint32_t lane,
                                            uint32_t width, K *keys_out, K *values_out)
 {
+    /* leaves all full from (leaf, slot) to the range's end: the pairs lie consecutive in the leaf
+     * level (full leaves have no padding), one flat coalesced copy */
+    if (remaining > 0 && slot < v.leaf_size) {
+        const uint64_t last = leaf + (slot + remaining - 1) / v.leaf_size;
+        if (last < v.n_leaves &&
+            __ldg(v.leaf_rank + last + 1) - __ldg(v.leaf_rank + leaf) == (last + 1 - leaf) * v.leaf_size) {
+            const uint64_t first = leaf * v.leaf_size + slot;
+            const K *src_keys = keys + v.leaf_key_base + first, *src_values = values + first;
+            /* four elements per lane per step, loads first: more bytes in flight per warp */
+            uint64_t k = lane;
+            for (; k + 3 * width < remaining; k += 4 * width) {
+                K a[4], b[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    a[u] = keys_out ? __ldg(src_keys + k + u * width) : (K)0;
+                    b[u] = values_out ? __ldg(src_values + k + u * width) : (K)0;
+                }
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    if (keys_out)
+                        keys_out[out + k + u * width] = a[u];
+                    if (values_out)
+                        values_out[out + k + u * width] = b[u];
+                }
+            }
+            for (; k < remaining; k += width) {
+                if (keys_out)
+                    keys_out[out + k] = __ldg(src_keys + k);
+                if (values_out)
+                    values_out[out + k] = __ldg(src_values + k);
+            }
+            return;
+        }
+    }
     while (remaining > 0 && leaf < v.n_leaves) { /* offsets of another tree version end the walk */
         const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
         if (slot >= in_leaf) {
@@ -312,7 +227,7 @@ range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t 
         const K a = active ? lo[i] : lo[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot);
+        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
         uint64_t remaining = active ? offsets[i + 1] - offsets[i] : 0;
         uint64_t out = active ? offsets[i] - offset_base : 0;
         const uint64_t skipped = active && skip ? skip[i] : 0;
@@ -384,29 +299,10 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
-                       (uint32_t *)values_out, found_out, positions_out, position_base, (uint32_t *)NULL);
+                       (uint32_t *)values_out, found_out, positions_out, position_base);
     } else {
         NTG_DISPATCH_G(uint64_t, lookup_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
-                       (uint64_t *)values_out, found_out, positions_out, position_base, (uint32_t *)NULL);
-    }
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t ntg_launch_lookup_packed(const ntg_view *v, uint32_t g, const void *queries,
-                                                const uint32_t *positions, uint64_t n, void *values_out,
-                                                uint32_t *packed_out, cudaStream_t stream)
-{
-    if (n == 0)
-        return cudaSuccess;
-    if (!ntg_valid_group_size(g) || !positions || !packed_out)
-        return cudaErrorInvalidValue;
-    const unsigned grid = grid_for(n, g);
-    if (v->key_bits == 32) {
-        NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
-                       (uint32_t *)values_out, (uint8_t *)NULL, (uint64_t *)NULL, 0, packed_out);
-    } else {
-        NTG_DISPATCH_G(uint64_t, lookup_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
-                       (uint64_t *)values_out, (uint8_t *)NULL, (uint64_t *)NULL, 0, packed_out);
+                       (uint64_t *)values_out, found_out, positions_out, position_base);
     }
     return cudaGetLastError();
 }

@@ -1,60 +1,111 @@
-/* psa.h — partially-sorted aggregation: the choice of the radix-sort bits (the paper's Eq. 2,
- * adapted to the keys the tree actually holds). The CUB window sort and the order restore are GPU
- * code that lives beside it (the .cu files of psa/) once the GPU engine is built. */
+/* psa.h — partially-sorted aggregation (PSA): which bits of a query key group queries together,
+ * and the GPU partition of a query window on those bits with the restore of the results' order.
+ * Pure host code here (the plan, Eq. 2); the partition and the restore are psa_gpu.h, built only
+ * with CUDA. The search of a partitioned window is ntg/ (ntg_launch_search_partitioned).
+ *
+ * ================================ PSA BY PARTITION (read first) ================================
+ *
+ * The paper sorts each window of queries on its top bits with a radix sort, searches the sorted
+ * queries and scatters the results back. Here a window of n queries is *partitioned*, not sorted:
+ *
+ *   bucket(q)  = 0 for q <= key_min, 2^bits - 1 for q >= key_max, else (q - key_min) >> shift
+ *                (key_min, key_max = the tree's smallest and largest keys; shift = the width of
+ *                key_max - key_min minus bits), so buckets split the span of the tree's keys into
+ *                2^bits equal key ranges, in key order;
+ *   pass 1     : queries grouped by the top bits1 bits of their bucket (coarse bins), each pass
+ *                reserving, per tile of queries and per bin, a run of slots with one atomic add;
+ *   pass 2     : inside each coarse bin, grouped by the low bits2 bits (bits = bits1 + bits2; with
+ *                bits2 = 0 there is one pass).
+ *
+ * After the passes the keys are grouped by bucket in increasing bucket order (the order inside a
+ * bucket is arbitrary), which is all the search needs: a tile of consecutive slots covers a few
+ * neighbouring buckets, hence a short run of leaves (ntg/).
+ *
+ * Each pass works on tiles of PSA_TILE items (pass 2's tiles never cross a coarse bin) and groups a
+ * tile by bin in shared memory before it writes, as CUB's onesweep does: a tile's items of one bin
+ * get one run of consecutive slots (one atomic add per bin reserves it) and the run is written
+ * whole. For ordered results the pass records, for each grouped position p of a tile, the slot it
+ * wrote (slots[p]) and the item's place in the tile (sources[p]). The restore runs the passes
+ * backwards over the same tiles: position p reads the results at slots[p] — whole runs again — and
+ * puts them at sources[p]; the tile then leaves in query order. Every global access is a run:
+ * single scattered 8-byte words run at the L2's random-access rate (about 68 G words/s on the H100,
+ * shared/PERFORMANCE.md), which would cost more than the search. Unordered results skip the
+ * restore: the passes carry each query's index to the slot instead (positions).
+ *
+ * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
+ * complete): after psa_partition every query of the window sits at exactly one slot, with its key;
+ * slots of bucket u precede slots of bucket u + 1; psa_restore returns each query's result to its
+ * place.
+ * ============================================================================================ */
 #ifndef HARMONIA_PSA_H
 #define HARMONIA_PSA_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-/* Bits [begin_bit, end_bit) of a key that PSA sorts queries on.
+#include "psa/psa_policy.h"
+
+#if defined(__CUDACC__)
+#define PSA_HD __host__ __device__ __forceinline__
+#else
+#define PSA_HD static inline
+#endif
+
+/* Bits [begin_bit, end_bit) of a key that the paper's PSA radix sort would use.
  * Eq. 2 of the paper: N = log2(T / K) bits for T keys and K keys per 128-byte cache line, taken as
  * the most significant bits of the domain. Real keys rarely span the domain (dense ids,
  * timestamps), so the N bits are taken below the highest bit in which the tree's smallest and
  * largest keys differ: queries inside the tree's span then spread over all 2^N buckets.
  * N is at least 1 and at most the span's width; an empty or one-key tree gives begin = end = 0
- * (nothing to sort). */
+ * (nothing to sort). The NTG model (ntg/) groups its sample by these bits. */
 typedef struct psa_bits {
     uint32_t begin_bit, end_bit;
 } psa_bits;
 
 psa_bits psa_choose_bits(uint64_t n_keys, uint32_t key_bits, uint64_t min_key, uint64_t max_key);
 
-/* The default PSA window: the largest power of two in [2^16, 2^24] whose results (value + found
- * flag) fit in half of an L2 cache of l2_bytes. */
+/* The window whose results (value + found flag) fit in half of an L2 cache of l2_bytes: the
+ * largest power of two in [2^16, 2^24] (the NTG model's notion of a window). */
 uint64_t psa_default_window(uint32_t key_bits, uint64_t l2_bytes);
 
-#ifdef HARMONIA_PSA_CUDA
-/* --- the window sort (psa_sort.cu; only where CUDA is built) ------------------------------------
- * A window of n queries is sorted as (key, position) pairs on bits [begin_bit, end_bit) with CUB's
- * radix sort; positions_in is 0, 1, ..., n-1 (psa_fill_iota). Two-phase temporary storage as CUB:
- * psa_sort_temp_bytes gives the bytes for windows of up to max_window queries. */
-#include <cuda_runtime.h>
+/* How a window is partitioned: see the block comment above. bits = 0: one bucket (no partition).
+ * bits <= span width of the keys, so shift >= 0 and the 2^bits buckets tile the span. */
+typedef struct psa_plan {
+    uint64_t key_min, key_max; /* the tree's smallest and largest keys */
+    uint32_t shift;            /* bucket = (q - key_min) >> shift inside the span */
+    uint32_t bits;             /* 2^bits buckets */
+    uint32_t bits1, bits2;     /* pass 1 on the top bits1 bits of the bucket, pass 2 on the rest */
+} psa_plan;
 
-cudaError_t psa_sort_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out);
+/* The plan for a tree whose keys span [key_min, key_max] over n_leaves leaves: buckets of about
+ * PSA_LEAVES_PER_BUCKET leaves (fewer bits when the span is narrower), at most PSA_MAX_BITS bits;
+ * wanted_bits > 0 asks for that many bits instead (capped the same way). */
+psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t wanted_bits);
 
-cudaError_t psa_sort_window(uint32_t key_bits, void *temp, size_t temp_bytes, const void *keys_in,
-                            void *keys_out, const uint32_t *positions_in, uint32_t *positions_out,
-                            uint32_t n, psa_bits bits, cudaStream_t stream);
+/* The bucket of key q (host and device). */
+PSA_HD uint32_t psa_bucket(const psa_plan *plan, uint64_t q)
+{
+    if (plan->bits == 0 || q <= plan->key_min)
+        return 0;
+    const uint64_t top = ((uint64_t)1 << plan->bits) - 1u;
+    if (q >= plan->key_max)
+        return (uint32_t)top;
+    const uint64_t u = (q - plan->key_min) >> plan->shift; /* shift < 64 when bits >= 1 */
+    return (uint32_t)(u < top ? u : top);
+}
 
-cudaError_t psa_fill_iota(uint32_t *positions, uint32_t n, cudaStream_t stream);
-
-/* The restore of a large window, in two steps instead of one random scatter over the window:
- * the search leaves its results in sorted order as (packed = position << 1 | found, value) pairs;
- * psa_restore_sort sorts them by the position's bits above the lowest PSA_RESTORE_LOCAL_BITS (CUB,
- * two passes for windows up to 2^27), so that psa_restore_scatter's writes of each warp land in a
- * span of 2^PSA_RESTORE_LOCAL_BITS positions that stays in L2 until its lines are whole. */
-#define PSA_RESTORE_LOCAL_BITS 12
-cudaError_t psa_restore_temp_bytes(uint32_t key_bits, uint32_t max_window, size_t *bytes_out);
-cudaError_t psa_restore_sort(uint32_t key_bits, void *temp, size_t temp_bytes, const uint32_t *packed_in,
-                             uint32_t *packed_out, const void *values_in, void *values_out, uint32_t n,
-                             cudaStream_t stream);
-cudaError_t psa_restore_scatter(uint32_t key_bits, const uint32_t *packed, const void *values, uint32_t n,
-                                void *values_out, uint8_t *found_out, cudaStream_t stream);
-
-/* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
-cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);
-cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const uint64_t *counts, uint64_t *offsets,
-                               uint64_t n, cudaStream_t stream);
-#endif
+/* The smallest key of bucket u (u <= 2^bits; saturates at key_max): every q with
+ * psa_bucket(q) >= u is >= it, and every q with psa_bucket(q) < u is < it unless it saturated
+ * (then q < key_max and its bucket is below u anyway). */
+PSA_HD uint64_t psa_bucket_start(const psa_plan *plan, uint64_t u)
+{
+    if (u == 0)
+        return plan->key_min;
+    if (plan->bits == 0 || u >= ((uint64_t)1 << plan->bits))
+        return plan->key_max;
+    const uint64_t offset = u << plan->shift; /* u < 2^bits and shift = width - bits: no overflow */
+    return offset > plan->key_max - plan->key_min ? plan->key_max : plan->key_min + offset;
+}
 
 #endif /* HARMONIA_PSA_H */

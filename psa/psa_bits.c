@@ -1,5 +1,6 @@
-/* psa_bits.c — Eq. 2 of the Harmonia paper, adapted to the span of the tree's keys: how many and
- * which key bits the PSA radix sort uses. Pure host code, shared by the GPU engine and the tests. */
+/* psa_bits.c — which key bits group queries: Eq. 2 of the Harmonia paper adapted to the span of
+ * the tree's keys (psa_choose_bits, used by the NTG model), and the plan of PSA by partition
+ * (psa_make_plan). Pure host code, shared by the GPU engine and the tests. */
 #include "psa/psa.h"
 
 static uint32_t bit_width(uint64_t x)
@@ -33,4 +34,32 @@ uint64_t psa_default_window(uint32_t key_bits, uint64_t l2_bytes)
     while (w * 2 * per_query <= l2_bytes / 2 && w < ((uint64_t)1 << 24))
         w *= 2;
     return w;
+}
+
+psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t wanted_bits)
+{
+    psa_plan plan = {key_min, key_max, 0, 0, 0, 0};
+    if (key_max <= key_min)
+        return plan;
+    const uint32_t width = bit_width(key_max - key_min);
+    uint32_t bits = wanted_bits;
+    if (bits == 0) { /* buckets of about PSA_LEAVES_PER_BUCKET leaves: ceil(log2(leaves / per bucket)) */
+        const uint64_t buckets = (n_leaves + PSA_LEAVES_PER_BUCKET - 1) / PSA_LEAVES_PER_BUCKET;
+        bits = buckets > 1 ? bit_width(buckets - 1) : 1;
+    }
+    if (bits > PSA_MAX_BITS)
+        bits = PSA_MAX_BITS;
+    if (bits > width)
+        bits = width;
+    plan.bits = bits;
+    plan.shift = width - bits;
+    if (bits <= PSA_MAX_PASS1_BITS) {
+        plan.bits1 = bits;
+        plan.bits2 = 0;
+    } else { /* two passes, the bits split evenly (fewer bins per pass: longer runs per tile), the
+                odd bit to pass 2, whose tiles hold one coarse bin (measured: 8 + 9 beat 9 + 8) */
+        plan.bits1 = bits / 2;
+        plan.bits2 = bits - plan.bits1;
+    }
+    return plan;
 }

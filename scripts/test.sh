@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite on a fresh Debian machine: installs the packages, builds (with CUDA
 # where nvcc is found) and runs every test, then runs the tests of a CPU-only build under
-# AddressSanitizer and UndefinedBehaviorSanitizer. GPU tests report skipped without a GPU.
+# AddressSanitizer and UndefinedBehaviorSanitizer, then (where clang is installed) runs each
+# libFuzzer harness of fuzz/ for HARMONIA_FUZZ_SECONDS (default 25) from its seed corpus; a
+# finding fails the run. GPU tests report skipped without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -27,3 +29,30 @@ echo "== CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer =="
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 4
+
+echo "== fuzzing: libFuzzer harnesses, ${HARMONIA_FUZZ_SECONDS:-25} s each (clang) =="
+if harmonia_install_fuzz_deps; then
+    [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dcuda=disabled -Dtests=false \
+        -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false
+    ninja -C build-fuzz fuzz/fuzz_index_load fuzz/fuzz_cli_parsers
+    for harness in index_load:65536 cli_parsers:4096; do
+        name=${harness%%:*}
+        work=$(mktemp -d)   # new inputs go here; the checked-in seeds stay as they are
+        status=0
+        ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            ./build-fuzz/fuzz/fuzz_$name -max_total_time="${HARMONIA_FUZZ_SECONDS:-25}" -timeout=10 \
+            -rss_limit_mb=2048 -max_len="${harness##*:}" -print_final_stats=1 \
+            -artifact_prefix=build-fuzz/finding-$name- "$work" fuzz/corpus/$name \
+            > build-fuzz/fuzz_$name.log 2>&1 || status=$?
+        rm -rf "$work"
+        grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|Done)" build-fuzz/fuzz_$name.log || true
+        if [ "$status" -ne 0 ]; then
+            tail -n 60 build-fuzz/fuzz_$name.log >&2
+            echo "test.sh: fuzz_$name found a problem (exit $status); the input is build-fuzz/finding-$name-*," \
+                 "the log build-fuzz/fuzz_$name.log" >&2
+            exit 1
+        fi
+    done
+else
+    echo "no clang: fuzzing skipped (install clang to run it)"
+fi

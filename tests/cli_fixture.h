@@ -1,16 +1,19 @@
 /* cli_fixture.h — the shared fixture of the CLI tests (test_cli, test_cli_update,
- * test_profile_cli): the path of the real `harmonia` binary, a fresh temporary folder per test
- * with a stable store of the paths named in it, running the tool there (posix_spawn, its stdout
- * and stderr captured), the expectations on a run's exit code and output, whole-file reads and
- * writes, the JSON-object check, and the sorted-pair model the tests check results against (with
- * its readers of binary and text key files). Header-only so that each test stays a small
+ * test_profile_cli, test_cli_safety): the path of the real `harmonia` binary, a fresh temporary
+ * folder per test with a stable store of the paths named in it, running the tool there (fork and
+ * exec, its stdout and stderr captured; optionally with a file-size limit, extra environment,
+ * another user, or in the background to be waited for or killed), the expectations on a run's
+ * exit code and output, whole-file reads, writes and snapshots, the JSON-object and UTF-8 checks,
+ * and the sorted-pair model the tests check results against (with its readers of binary and text
+ * key files). Header-only so that each test stays a small
  * standalone program; what is particular to one test's model stays in its own file. */
 #ifndef HARMONIA_CLI_FIXTURE_H
 #define HARMONIA_CLI_FIXTURE_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,13 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
-
-extern char **environ;
 
 static const char *harmonia_path; /* argv[1] of the test program */
 
@@ -59,14 +61,16 @@ static inline size_t model_lower_bound(const model *m, uint64_t q)
     return lo;
 }
 
-/* Takes the tool's path from argv[1]; false, after the usage line, when there is none. */
+/* Takes the tool's path from argv[1] (made absolute: some runs start in the test's folder);
+ * false, after the usage line, when there is none. */
 static inline bool fixture_take_tool(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: %s PATH-TO-harmonia\n", argv[0]);
         return false;
     }
-    harmonia_path = argv[1];
+    char *absolute = realpath(argv[1], NULL);
+    harmonia_path = absolute != NULL ? absolute : argv[1];
     return true;
 }
 
@@ -204,9 +208,18 @@ static inline model model_from_text(const char *path)
     return m;
 }
 
-/* Runs harmonia in the fixture with argv (NULL-terminated, without the program); returns its
- * exit code and keeps its output in f->out and f->err. A crash fails the test. */
-static inline int run_argv(fixture *f, const char *const *argv)
+/* How a run differs from a plain one (all zero: a plain run). */
+typedef struct run_opts {
+    unsigned long long fsize_limit; /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored: writes get EFBIG) */
+    const char *const *env;         /* NAME=VALUE strings added to the environment, NULL-ended */
+    unsigned uid;                   /* run as this user and group (from root); 0 = as we are */
+    bool in_dir;                    /* run in the test's folder (relative names land there) */
+} run_opts;
+
+/* Starts harmonia with argv (NULL-terminated, without the program) and opts (may be NULL), its
+ * stdout and stderr going to <dir>/.<tag>.out and .err. Returns the child's pid. */
+static inline pid_t spawn_opts(fixture *f, const run_opts *opts, const char *tag,
+                               const char *const *argv)
 {
     const char *args[64];
     int n = 0;
@@ -216,33 +229,92 @@ static inline int run_argv(fixture *f, const char *const *argv)
         args[n++] = *argv;
     }
     args[n] = NULL;
-
     char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", f->dir);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", f->dir);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, harmonia_path, &actions, NULL, (char *const *)args, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    assert_int_equal(rc, 0);
+    snprintf(out_path, sizeof out_path, "%s/.%s.out", f->dir, tag);
+    snprintf(err_path, sizeof err_path, "%s/.%s.err", f->dir, tag);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(126);
+        if (opts != NULL) {
+            if (opts->in_dir && chdir(f->dir) != 0)
+                _exit(126);
+            if (opts->fsize_limit > 0) {
+                signal(SIGXFSZ, SIG_IGN);
+                struct rlimit limit = {(rlim_t)opts->fsize_limit, (rlim_t)opts->fsize_limit};
+                if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+                    _exit(126);
+            }
+            for (const char *const *e = opts->env; e != NULL && *e != NULL; e++)
+                putenv((char *)*e);
+            if (opts->uid != 0 && (setgid(opts->uid) != 0 || setuid(opts->uid) != 0))
+                _exit(126);
+        }
+        execv(harmonia_path, (char *const *)args);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits for a spawned run; returns its exit code and keeps its output in f->out and f->err. A
+ * crash (a signal) fails the test, unless killed_ok and the signal is SIGKILL (then -1). */
+static inline int wait_run(fixture *f, pid_t pid, const char *tag, bool killed_ok)
+{
     int wstatus;
     assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/.%s.out", f->dir, tag);
+    snprintf(err_path, sizeof err_path, "%s/.%s.err", f->dir, tag);
     free(f->out);
     free(f->err);
     f->out = read_all(out_path, NULL);
     f->err = read_all(err_path, NULL);
     assert_non_null(f->out);
     assert_non_null(f->err);
+    if (WIFSIGNALED(wstatus) && killed_ok && WTERMSIG(wstatus) == SIGKILL)
+        return f->exit_code = -1;
     if (!WIFEXITED(wstatus)) {
-        fprintf(stderr, "harmonia %s died (signal %d)\nstderr: %s\n", args[1],
+        fprintf(stderr, "harmonia died (signal %d)\nstderr: %s\n",
                 WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0, f->err);
         fail();
     }
     f->exit_code = WEXITSTATUS(wstatus);
+    assert_true(f->exit_code != 126 && f->exit_code != 127); /* the child's own setup failed */
     return f->exit_code;
+}
+
+/* Runs harmonia in the fixture with argv (NULL-terminated, without the program) and opts (NULL
+ * for a plain run); returns its exit code and keeps its output in f->out and f->err. A crash fails
+ * the test. */
+static inline int run_argv_opts(fixture *f, const run_opts *opts, const char *const *argv)
+{
+    return wait_run(f, spawn_opts(f, opts, "run", argv), "run", false);
+}
+
+static inline int run_argv(fixture *f, const char *const *argv)
+{
+    return run_argv_opts(f, NULL, argv);
+}
+
+/* run_argv_opts with the NULL-terminated arguments. */
+static inline int run_with(fixture *f, const run_opts *opts, ...)
+{
+    const char *argv[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, opts);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) != NULL) {
+        assert_true(n < 63);
+        argv[n++] = a;
+    }
+    va_end(ap);
+    argv[n] = NULL;
+    return run_argv_opts(f, opts, argv);
 }
 
 /* run_argv with the NULL-terminated arguments. */
@@ -330,6 +402,59 @@ static inline void assert_json_object(const char *text)
         assert_true(*p == '\n' || *p == ' ');
     assert_null(strstr(text, ",]"));
     assert_null(strstr(text, ",}"));
+}
+
+/* A file's bytes, to compare before and after a command that must not change it. */
+typedef struct snapshot {
+    char *data;
+    size_t size;
+} snapshot;
+
+static inline snapshot take_snapshot(const char *path)
+{
+    snapshot s;
+    s.data = read_all(path, &s.size);
+    assert_non_null(s.data);
+    return s;
+}
+
+static inline void assert_unchanged(const snapshot *s, const char *path)
+{
+    size_t size;
+    char *now = read_all(path, &size);
+    assert_non_null(now);
+    assert_int_equal(size, s->size);
+    assert_memory_equal(now, s->data, size);
+    free(now);
+}
+
+/* Entries of the test's folder whose name holds ".tmp." (temporary files of saves). */
+static inline int count_temp_files(const fixture *f)
+{
+    DIR *d = opendir(f->dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(d);
+    return n;
+}
+
+/* Fails the test unless text is valid UTF-8 (what a JSON document must be). */
+static inline void assert_valid_utf8(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s != '\0') {
+        int n = *s < 0x80 ? 1 : (*s & 0xE0) == 0xC0 && *s >= 0xC2 ? 2 : (*s & 0xF0) == 0xE0 ? 3
+                              : (*s & 0xF8) == 0xF0 && *s <= 0xF4 ? 4 : 0;
+        if (n == 0)
+            fail_msg("not UTF-8: byte 0x%02x at %zu", *s, (size_t)(s - (const unsigned char *)text));
+        for (int i = 1; i < n; i++)
+            if ((s[i] & 0xC0) != 0x80)
+                fail_msg("not UTF-8: a broken sequence at %zu", (size_t)(s - (const unsigned char *)text));
+        s += n;
+    }
 }
 
 /* A fresh folder $TMPDIR/<prefix>-XXXXXX (or under /tmp) for one test; the fixture is *state.

@@ -6,29 +6,7 @@
 
 static int setup(void **state) { return fixture_setup(state, "harmonia-cli-update"); }
 
-/* A file's bytes, to compare before and after a command that must not change it. */
-typedef struct snapshot {
-    char *data;
-    size_t size;
-} snapshot;
-
-static snapshot take_snapshot(const char *path)
-{
-    snapshot s;
-    s.data = read_all(path, &s.size);
-    assert_non_null(s.data);
-    return s;
-}
-
-static void assert_unchanged(const snapshot *s, const char *path)
-{
-    size_t size;
-    char *now = read_all(path, &size);
-    assert_non_null(now);
-    assert_int_equal(size, s->size);
-    assert_memory_equal(now, s->data, size);
-    free(now);
-}
+/* snapshot, take_snapshot, assert_unchanged: cli_fixture.h */
 
 /* ---- the model: sorted pairs, and the operations applied to them in file order --------------- */
 

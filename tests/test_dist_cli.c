@@ -239,6 +239,42 @@ static void test_info_check_and_damage(void **state)
     assert_null(strstr(strstr(f->err, "--bogus") + 1, "unknown option"));
 }
 
+/* Outputs as the harmonia tool writes them: an output naming an input refused, a link followed to
+ * the real file (whose mode is kept), a FIFO refused, nothing left behind. */
+static void test_outputs(void **state)
+{
+    fixture *f = *state;
+    make_data(f);
+    DIST(f, "lookup", "--index", in_dir(f, "many.hdm"), "--queries", in_dir(f, "q.bin"), "--out",
+         in_dir(f, "q.bin"));
+    expect_error(f, 2, "is the same file as --queries");
+    DIST(f, "build", "--input", in_dir(f, "pairs.bin"), "--out", in_dir(f, "pairs.bin"));
+    expect_error(f, 2, "is the same file as --input");
+    write_all(in_dir(f, "real.txt"), "old\n");
+    assert_int_equal(chmod(in_dir(f, "real.txt"), 0600), 0);
+    assert_int_equal(symlink(in_dir(f, "real.txt"), in_dir(f, "link.txt")), 0);
+    DIST(f, "lookup", "--index", in_dir(f, "many.hdm"), "--queries", in_dir(f, "q.bin"), "--out",
+         in_dir(f, "link.txt"));
+    expect_ok(f);
+    struct stat st;
+    assert_int_equal(lstat(in_dir(f, "link.txt"), &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(in_dir(f, "real.txt"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    HARMONIA(f, "lookup", "--index", in_dir(f, "one.idx"), "--queries", in_dir(f, "q.bin"), "--out",
+             in_dir(f, "one.txt"));
+    expect_ok(f);
+    expect_same_file(in_dir(f, "real.txt"), in_dir(f, "one.txt"));
+    assert_int_equal(mkfifo(in_dir(f, "fifo"), 0600), 0);
+    DIST(f, "lookup", "--index", in_dir(f, "many.hdm"), "--queries", in_dir(f, "q.bin"), "--out",
+         in_dir(f, "fifo"));
+    expect_error(f, 1, "not a regular file");
+    /* no temporary file of ours is left in the folder */
+    char command[700];
+    snprintf(command, sizeof command, "ls '%s' | grep -q '\\.tmp\\.'", f->dir);
+    assert_int_not_equal(system(command), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
@@ -260,6 +296,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_duplicates_in_file_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_info_check_and_damage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outputs, setup, teardown),
     };
     return full ? cmocka_run_group_tests(all, NULL, NULL) : cmocka_run_group_tests(core, NULL, NULL);
 }

@@ -1,13 +1,16 @@
 /* test_gpu.c — differential tests of the GPU engine against the CPU engine: every group size G,
  * every F and L, both key widths, PSA on and off, several window sizes, original and unordered
  * results, host and device arrays, odd batch sizes (0, 1, 31, 33, larger than a window), keys 0 and
- * the maximum, dense keys and keys whose top bits are all equal; range counts and collects; the
+ * the maximum, dense keys and keys whose top bits are all equal; PSA by partition with one- and
+ * two-pass plans, staged and descending search tiles; range counts and collects; the
  * device copy's life cycle and the out-of-memory error. Skipped (77) without a GPU. */
 #include <cuda_runtime.h>
 
 #include "tests/test_util.h"
 
 static const uint32_t node_sizes[] = {8, 16, 32, 64, 128};
+/* psa_bits of the query configs the check functions make (0: the plan's own) */
+static uint32_t config_psa_bits = 0;
 static const uint32_t group_sizes[] = {1, 2, 4, 8, 16, 32};
 
 static void *device_copy(const void *host, size_t bytes)
@@ -94,6 +97,7 @@ static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, 
     q.group_size = g;
     q.psa = psa;
     q.psa_window = window;
+    q.psa_bits = config_psa_bits;
     void *values = malloc(n * kb + 8);
     uint8_t *found = malloc(n + 1);
     uint64_t *positions = malloc(n * 8 + 8);
@@ -153,6 +157,7 @@ static void check_lower_bounds(harmonia_tree *t, uint32_t bits, const void *quer
     q.group_size = g;
     q.psa = psa;
     q.psa_window = window;
+    q.psa_bits = config_psa_bits;
     void *keys = malloc(n * kb + 8), *values = malloc(n * kb + 8);
     uint8_t *found = malloc(n + 1);
     harmonia_status st;
@@ -301,7 +306,7 @@ static void test_batch_sizes_and_windows(void **state)
     uint64_t rng = 9;
     const uint64_t sizes[] = {0, 1, 31, 33, 1023, 1025, 4099, 100003};
     const unsigned n_sizes = quick() ? 5 : sizeof sizes / sizeof sizes[0];
-    const uint64_t windows[] = {1024, 1u << 23, 4096, 0}; /* 2^23: the sort-based restore */
+    const uint64_t windows[] = {1024, 1u << 23, 4096, 0};
     for (unsigned w = 0; w < 2; w++) {
         tu_model m;
         tu_model_make(&m, w ? 64 : 32, 200000, TU_UNIFORM, &rng);
@@ -357,6 +362,92 @@ static void test_key_shapes(void **state)
             tu_model_free(&m);
         }
     }
+}
+
+/* Deletes every 17th key of the tree and the model: no leaf empties (a leaf of L >= 8 keys holds at
+ * most one of them), so the batch applies in place and leaves whose first key went keep a separator
+ * below their new first key — a shape the searches must handle. */
+static void delete_every_17th(harmonia_tree *t, tu_model *m)
+{
+    const uint32_t bits = m->key_bits;
+    const uint64_t n = m->n / 17;
+    uint8_t *kinds = malloc(n + 1);
+    void *keys = malloc((n + 1) * 8);
+    for (uint64_t i = 0; i < n; i++) {
+        kinds[i] = HARMONIA_OP_DELETE;
+        tu_set(keys, bits, i, m->keys[i * 17 + 5]);
+    }
+    harmonia_update_stats st;
+    if (harmonia_update(t, NULL, kinds, keys, NULL, n, &st) != HARMONIA_OK)
+        fail_msg("update: %s", harmonia_last_error(t));
+    assert_false(st.shape_changed);
+    uint64_t kept = 0;
+    for (uint64_t i = 0; i < m->n; i++)
+        if (!(i % 17 == 5 && i / 17 < n)) {
+            m->keys[kept] = m->keys[i];
+            m->values[kept++] = m->values[i];
+        }
+    m->n = kept;
+    assert_int_equal(harmonia_check(t), HARMONIA_OK);
+    free(kinds);
+    free(keys);
+}
+
+/* PSA by partition (psa.h, ntg_partitioned.cu): windows dense enough that the search tiles stage
+ * their leaves, and sparse ones whose tiles descend; one- and two-pass plans; several windows per
+ * call; PSA auto; every key shape; a tree whose separators lie below their leaves' first keys. */
+static void test_psa_partition(void **state)
+{
+    (void)state;
+    uint64_t rng = 21;
+    const uint32_t leaf_sizes[] = {8, 16, 64};
+    const uint32_t plan_bits[] = {0, 4, 13, 19};
+    for (unsigned w = 0; w < 2; w++)
+        for (int shape = 0; shape < 5; shape++) {
+            if (quick() && shape > 1)
+                continue;
+            const uint32_t bits = w ? 64 : 32;
+            tu_model m;
+            const uint64_t n_keys = quick() ? 20000 : 1u << 17;
+            if (shape == 4) { /* top bits all equal: a narrow band near the maximum */
+                tu_model_make(&m, bits, n_keys, TU_DENSE, &rng);
+                for (uint64_t i = 0; i < m.n; i++)
+                    m.keys[i] = tu_mask(bits) - 3 * (m.n - 1 - i);
+            } else {
+                tu_model_make(&m, bits, n_keys, (tu_dist)shape, &rng);
+            }
+            harmonia_tree *t = build(&m, w ? 16 : 32, leaf_sizes[shape % 3], &rng);
+            if (shape == 1 || shape == 3)
+                delete_every_17th(t, &m);
+            const uint64_t n = quick() ? 1u << 17 : (1u << 20) + 777;
+            void *q = make_queries(&m, n, &rng);
+            tu_set(q, bits, 0, 0);
+            tu_set(q, bits, 1, tu_mask(bits));
+            tu_set(q, bits, n - 1, tu_mask(bits));
+            for (unsigned pb = 0; pb < 4; pb += quick() ? 2 : 1) {
+                config_psa_bits = plan_bits[pb];
+                const int dev = (int)(pb % 2);
+                check_lookups(t, bits, q, n, 0, 1, 0, dev, 0);
+                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1);
+                check_lower_bounds(t, bits, q, n, 0, 1, 0, dev);
+            }
+            config_psa_bits = 0;
+            check_lookups(t, bits, q, n, 0, 1, 1u << 18, 1, 0);  /* several windows, device arrays */
+            check_lookups(t, bits, q, n, 0, 1, 1u << 18, 0, 1);  /* several windows, host arrays */
+            check_lower_bounds(t, bits, q, n, 0, 1, 1u << 18, 1);
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0);        /* auto */
+            /* sparser windows: tiles staged in halves, quarters, ... or descending */
+            for (uint64_t sparse = n / 8; sparse >= 3000; sparse /= 4) {
+                check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 0);
+                check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 1);
+                check_lower_bounds(t, bits, q, sparse, 0, 1, 0, 1);
+            }
+            check_lookups(t, bits, q, 3000, 0, 1, 0, 1, 0);      /* sparse: the tiles descend */
+            check_lower_bounds(t, bits, q, 3000, 0, 1, 0, 1);
+            free(q);
+            harmonia_free(t);
+            tu_model_free(&m);
+        }
 }
 
 static void test_ranges(void **state)
@@ -584,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_every_group_fanout_leaf),
         cmocka_unit_test(test_batch_sizes_and_windows),
         cmocka_unit_test(test_key_shapes),
+        cmocka_unit_test(test_psa_partition),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_device_copy_life_cycle),
         cmocka_unit_test(test_options_and_misuse),

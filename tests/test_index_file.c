@@ -1115,6 +1115,271 @@ static void test_checksummed_garbage_reaches_the_checker(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------- */
+/* Forged files: valid checksums over an invalid tree                                         */
+/* ------------------------------------------------------------------------------------------- */
+
+/* Recomputes every section checksum and the header checksum of an image. */
+static void refresh_checksums(unsigned char *image)
+{
+    for (unsigned s = 0; s < IX_SECTION_COUNT; s++) {
+        uint64_t offset = section_field(image, s, IX_SEC_OFF_OFFSET);
+        uint64_t size = section_field(image, s, IX_SEC_OFF_SIZE);
+        set_section_field(image, s, IX_SEC_OFF_CHECKSUM, XXH3_64bits(image + offset, size));
+    }
+    fix_header_checksum(image);
+}
+
+static unsigned char *section_at(unsigned char *image, unsigned section)
+{
+    return image + section_field(image, section, IX_SEC_OFF_OFFSET);
+}
+
+typedef struct forged_shape {
+    uint64_t n_internal, n_leaves;
+    uint32_t fanout, leaf_size;
+} forged_shape;
+
+typedef struct forgery {
+    const char *name;
+    bool structural; /* the structure checks (always run) catch it */
+    void (*forge)(unsigned char *image, const forged_shape *shape);
+} forgery;
+
+/* 64-bit keys: the key region is section 0, leaf values 1, first child 2 (uint32), leaf rank 3. */
+static void forge_first_child_huge(unsigned char *image, const forged_shape *shape)
+{
+    (void)shape;
+    put_u32(section_at(image, 2) + 4 * 1, 0x7fffffff);
+}
+
+static void forge_first_child_decreasing(unsigned char *image, const forged_shape *shape)
+{
+    (void)shape;
+    unsigned char *fc = section_at(image, 2);
+    uint32_t a = get_u32(fc + 4 * 2), b = get_u32(fc + 4 * 3);
+    put_u32(fc + 4 * 2, b);
+    put_u32(fc + 4 * 3, a);
+}
+
+static void forge_first_child_end(unsigned char *image, const forged_shape *shape)
+{
+    put_u32(section_at(image, 2) + 4 * shape->n_internal, 0xfffffff0u);
+}
+
+static void forge_leaf_rank_huge(unsigned char *image, const forged_shape *shape)
+{
+    (void)shape;
+    put_u64(section_at(image, 3) + 8 * 5, (uint64_t)1 << 62);
+}
+
+static void forge_leaf_rank_decreasing(unsigned char *image, const forged_shape *shape)
+{
+    (void)shape;
+    unsigned char *r = section_at(image, 3);
+    uint64_t a = get_u64(r + 8 * 3), b = get_u64(r + 8 * 4);
+    put_u64(r + 8 * 3, b);
+    put_u64(r + 8 * 4, a);
+}
+
+static void forge_leaf_overfull(unsigned char *image, const forged_shape *shape)
+{
+    unsigned char *r = section_at(image, 3);
+    put_u64(r + 8 * 1, get_u64(r) + shape->leaf_size + 1);
+}
+
+static void forge_level_sizes(unsigned char *image, const forged_shape *shape)
+{
+    (void)shape; /* a level one node longer, the next one shorter: the header alone agrees */
+    put_u64(image + IX_OFF_LEVEL_START + 8 * 2, get_u64(image + IX_OFF_LEVEL_START + 8 * 2) + 1);
+}
+
+static unsigned char *leaf_keys(unsigned char *image, const forged_shape *shape, uint64_t leaf)
+{
+    return section_at(image, 0) + 8 * (shape->n_internal * shape->fanout + leaf * shape->leaf_size);
+}
+
+static void forge_leaf_unsorted(unsigned char *image, const forged_shape *shape)
+{
+    unsigned char *k = leaf_keys(image, shape, 10);
+    uint64_t a = get_u64(k), b = get_u64(k + 8);
+    put_u64(k, b);
+    put_u64(k + 8, a);
+}
+
+static void forge_leaves_out_of_order(unsigned char *image, const forged_shape *shape)
+{
+    for (uint64_t leaf = 20; leaf < 30; leaf++) /* ten leaves start below everything */
+        put_u64(leaf_keys(image, shape, leaf), leaf);
+    put_u64(leaf_keys(image, shape, shape->n_leaves - 1), 0); /* and the last leaf too */
+}
+
+static void forge_padding_below_max(unsigned char *image, const forged_shape *shape)
+{
+    for (uint64_t leaf = 0; leaf < shape->n_leaves; leaf += 7) /* the last slot of many leaves */
+        put_u64(leaf_keys(image, shape, leaf) + 8 * (shape->leaf_size - 1), 1000 + leaf);
+    put_u64(leaf_keys(image, shape, shape->n_leaves - 1) + 8 * (shape->leaf_size - 1), 5);
+}
+
+static void forge_separators_reversed(unsigned char *image, const forged_shape *shape)
+{
+    unsigned char *keys = section_at(image, 0);
+    for (uint64_t node = 0; node < shape->n_internal; node++) {
+        unsigned char *n = keys + 8 * node * shape->fanout;
+        for (uint32_t i = 0; i < shape->fanout / 2; i++) {
+            uint64_t a = get_u64(n + 8 * i), b = get_u64(n + 8 * (shape->fanout - 1 - i));
+            put_u64(n + 8 * i, b);
+            put_u64(n + 8 * (shape->fanout - 1 - i), a);
+        }
+    }
+}
+
+static void forge_separators_zero(unsigned char *image, const forged_shape *shape)
+{
+    memset(section_at(image, 0), 0, 8 * shape->n_internal * shape->fanout);
+}
+
+static void forge_all_keys_random(unsigned char *image, const forged_shape *shape)
+{
+    unsigned char *keys = section_at(image, 0);
+    uint64_t slots = shape->n_internal * shape->fanout + shape->n_leaves * shape->leaf_size;
+    for (uint64_t i = 0; i < slots; i++)
+        put_u64(keys + 8 * i, rng_next() % 4096);
+}
+
+/* Every CPU reader of a tree on queries around its keys: no crash, no read outside the arrays
+ * (ASan in the sanitizer build), whatever the answers. */
+static void query_everything(harmonia_tree *tree)
+{
+    enum { M = 2048 };
+    uint64_t *queries = malloc(8 * M), *hi = malloc(8 * M), *values = malloc(8 * M),
+             *keys_out = malloc(8 * M), *offsets = malloc(8 * (M + 1));
+    uint8_t *found = malloc(M);
+    assert_true(queries && hi && values && keys_out && offsets && found);
+    for (uint64_t i = 0; i < M; i++) {
+        uint64_t r = rng_next();
+        queries[i] = i < 64 ? (i < 32 ? i : UINT64_MAX - (i - 32)) : r % (1u << 16);
+        hi[i] = i % 5 == 0 ? UINT64_MAX : queries[i] + (rng_next() % 3000);
+    }
+    harmonia_query_config q = cpu_config();
+    assert_int_equal(harmonia_lookup(tree, &q, queries, M, values, found), HARMONIA_OK);
+    assert_int_equal(harmonia_lower_bound(tree, &q, queries, M, keys_out, values, found), HARMONIA_OK);
+    assert_int_equal(harmonia_range_count(tree, &q, queries, hi, M, offsets), HARMONIA_OK);
+    harmonia_tree_info info;
+    assert_int_equal(harmonia_info(tree, &info), HARMONIA_OK);
+    for (uint64_t i = 0; i < M; i++)
+        assert_true(offsets[i] <= info.key_count);
+    assert_int_equal(harmonia_range_collect(tree, &q, queries, hi, M, offsets, NULL, NULL), HARMONIA_OK);
+    uint64_t total = offsets[M];
+    assert_true(total <= (uint64_t)M * info.key_count);
+    uint64_t *pair_keys = malloc(8 * (total ? total : 1)), *pair_values = malloc(8 * (total ? total : 1));
+    assert_true(pair_keys && pair_values);
+    assert_int_equal(harmonia_range_collect(tree, &q, queries, hi, M, offsets, pair_keys, pair_values),
+                     HARMONIA_OK);
+    assert_int_equal(harmonia_sample_keys(tree, 100, 1, queries), HARMONIA_OK);
+    harmonia_ntg_model_result model;
+    assert_int_equal(harmonia_ntg_model(tree, NULL, queries, M, &model), HARMONIA_OK);
+    free(pair_keys);
+    free(pair_values);
+    free(queries);
+    free(hi);
+    free(values);
+    free(keys_out);
+    free(offsets);
+    free(found);
+}
+
+/* Files whose every checksum holds over a tree that breaks an invariant. With verification the
+ * loader rejects each in words. Without it, the structure checks (which always run) reject what
+ * would make a reader leave the arrays (first-child, leaf-rank and level damage); what they let
+ * through (keys, separators and padding out of order) answers queries without crashing, and an
+ * update, a save and a check of it refuse with CORRUPT instead of laundering it. */
+static void test_forged_checksummed_files(void **state)
+{
+    (void)state;
+    char *dir = make_temp_dir();
+    char *good = join(dir, "good.hm"), *forged = join(dir, "forged.hm"), *out = join(dir, "out.hm");
+    /* 64-bit keys, F = L = 8, leaves 60 % full (padding in every leaf): four levels */
+    pairs p = make_pairs(64, 3000, true);
+    harmonia_build_config config;
+    harmonia_build_config_init(&config);
+    config.key_bits = 64;
+    config.fanout = 8;
+    config.leaf_size = 8;
+    config.leaf_fill = 0.6;
+    harmonia_tree *tree = NULL;
+    assert_int_equal(harmonia_build(&config, p.keys, p.values, p.count, &tree), HARMONIA_OK);
+    harmonia_tree_info info;
+    assert_int_equal(harmonia_info(tree, &info), HARMONIA_OK);
+    assert_true(info.height >= 4);
+    forged_shape shape = {info.internal_nodes, info.leaf_count, info.fanout, info.leaf_size};
+    assert_int_equal(harmonia_save(tree, good), HARMONIA_OK);
+    size_t size;
+    unsigned char *image = read_whole(good, &size);
+    unsigned char *copy = malloc(size);
+    assert_non_null(copy);
+
+    static const forgery forgeries[] = {
+        {"first_child entry 0x7fffffff", true, forge_first_child_huge},
+        {"first_child not increasing", true, forge_first_child_decreasing},
+        {"first_child past the last node", true, forge_first_child_end},
+        {"leaf rank 2^62", true, forge_leaf_rank_huge},
+        {"leaf ranks not increasing", true, forge_leaf_rank_decreasing},
+        {"a leaf with L + 1 keys", true, forge_leaf_overfull},
+        {"level sizes off by one", true, forge_level_sizes},
+        {"unsorted keys in a leaf", false, forge_leaf_unsorted},
+        {"leaves out of order", false, forge_leaves_out_of_order},
+        {"leaf padding below the maximum key", false, forge_padding_below_max},
+        {"separators reversed", false, forge_separators_reversed},
+        {"separators all zero", false, forge_separators_zero},
+        {"every key random", false, forge_all_keys_random},
+    };
+    rng_state = 0xF0E6ED;
+    for (size_t i = 0; i < sizeof forgeries / sizeof forgeries[0]; i++) {
+        const forgery *f = &forgeries[i];
+        memcpy(copy, image, size);
+        f->forge(copy, &shape);
+        refresh_checksums(copy);
+        write_whole(forged, copy, size);
+        print_message("forged: %s\n", f->name);
+        expect_load_fails(forged, true, HARMONIA_ERR_CORRUPT, "integrity check failed");
+        if (f->structural) {
+            expect_load_fails(forged, false, HARMONIA_ERR_CORRUPT, "integrity check failed");
+            continue;
+        }
+        harmonia_load_config load_config;
+        harmonia_load_config_init(&load_config);
+        load_config.verify = false;
+        harmonia_tree *loaded = NULL;
+        if (harmonia_load(forged, &load_config, &loaded) != HARMONIA_OK)
+            fail_msg("%s: the unverified load failed: %s", f->name, harmonia_last_error(NULL));
+        query_everything(loaded);
+        uint8_t kind = HARMONIA_OP_UPSERT;
+        uint64_t key = 12345, value = 1;
+        assert_int_equal(harmonia_update(loaded, NULL, &kind, &key, &value, 1, NULL), HARMONIA_ERR_CORRUPT);
+        assert_int_equal(harmonia_save(loaded, out), HARMONIA_ERR_CORRUPT);
+        assert_int_equal(harmonia_save(loaded, forged), HARMONIA_ERR_CORRUPT);
+        struct stat st;
+        assert_int_equal(stat(out, &st), -1);
+        assert_int_equal(harmonia_check(loaded), HARMONIA_ERR_CORRUPT);
+        query_everything(loaded); /* still usable after the refusals */
+        harmonia_free(loaded);
+        size_t after_size;
+        unsigned char *after = read_whole(forged, &after_size);
+        assert_int_equal(after_size, size);
+        assert_memory_equal(after, copy, size);
+        free(after);
+    }
+    free(image);
+    free(copy);
+    harmonia_free(tree);
+    free_pairs(&p);
+    free(good);
+    free(forged);
+    free(out);
+    remove_temp_dir(dir);
+}
+
+/* ------------------------------------------------------------------------------------------- */
 /* Progress                                                                                    */
 /* ------------------------------------------------------------------------------------------- */
 
@@ -1178,6 +1443,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_mutations_never_crash, corpus_setup,
                                         corpus_teardown),
         cmocka_unit_test(test_checksummed_garbage_reaches_the_checker),
+        cmocka_unit_test(test_forged_checksummed_files),
         cmocka_unit_test_setup_teardown(test_load_reports_progress, corpus_setup,
                                         corpus_teardown),
     };

@@ -1,4 +1,6 @@
-/* test_psa_bits.c — the PSA bit choice (Eq. 2 adapted to the keys' span) on hand-computed cases. */
+/* test_psa_bits.c — the PSA bit choice (Eq. 2 adapted to the keys' span) on hand-computed cases,
+ * and the plan of PSA by partition: its shape and the bucket function's order properties, which
+ * the GPU search relies on (psa.h), over random spans of both widths. */
 #include "tests/test_util.h"
 #include "psa/psa.h"
 
@@ -40,12 +42,99 @@ static void test_degenerate(void **state)
     assert_int_equal(b.begin_bit, 0);
 }
 
+/* The plan's shape: bits within the span and the cap, passes within their bin limits. */
+static void test_plan_shape(void **state)
+{
+    (void)state;
+    /* 2^22 leaves over the whole 64-bit domain: buckets of 32 leaves, 17 bits, two passes */
+    psa_plan p = psa_make_plan(0, UINT64_MAX, 1u << 22, 0);
+    assert_int_equal(p.bits, 17);
+    assert_int_equal(p.shift, 64 - 17);
+    assert_int_equal(p.bits1 + p.bits2, 17);
+    assert_true(p.bits1 <= PSA_MAX_PASS_BITS && p.bits2 <= PSA_MAX_PASS_BITS);
+    /* few leaves: one pass */
+    p = psa_make_plan(5, 5000000, 1000, 0);
+    assert_int_equal(p.bits, 5);
+    assert_int_equal(p.bits2, 0);
+    /* asked-for bits, capped by PSA_MAX_BITS and by the span's width (a span of 2^8 keys) */
+    p = psa_make_plan(0, UINT64_MAX, 1u << 22, 40);
+    assert_int_equal(p.bits, PSA_MAX_BITS);
+    p = psa_make_plan(1000, 1255, 1u << 22, 0);
+    assert_int_equal(p.bits, 8);
+    assert_int_equal(p.shift, 0);
+    /* one key, or none: no buckets */
+    p = psa_make_plan(7, 7, 1, 0);
+    assert_int_equal(p.bits, 0);
+    assert_int_equal(psa_bucket(&p, 0), 0);
+    assert_int_equal(psa_bucket(&p, UINT64_MAX), 0);
+}
+
+/* What the search needs of the bucket function (psa.h): buckets are monotone in q; every q of
+ * bucket u is >= psa_bucket_start(u) and, unless u is the last bucket, < psa_bucket_start(u + 1);
+ * q <= key_min is bucket 0 and q >= key_max the last. */
+static void check_bucket_order(const psa_plan *p, uint64_t q)
+{
+    const uint32_t u = psa_bucket(p, q);
+    const uint64_t last = ((uint64_t)1 << p->bits) - 1;
+    assert_true(u <= last);
+    assert_true(q >= psa_bucket_start(p, u) || q <= p->key_min);
+    if (u < last)
+        assert_true(q < psa_bucket_start(p, u + 1));
+    if (q <= p->key_min)
+        assert_int_equal(u, 0);
+    if (q >= p->key_max)
+        assert_int_equal(u, last);
+    if (q > 0)
+        assert_true(psa_bucket(p, q - 1) <= u);
+}
+
+static void test_bucket_order(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    for (int round = 0; round < 4000; round++) {
+        const uint32_t width = round % 2 ? 64 : 32;
+        const uint64_t mask = tu_mask(width);
+        uint64_t a = tu_next(&rng) & mask, b = tu_next(&rng) & mask;
+        switch (round % 5) {
+        case 0: a = 0, b = mask; break;                      /* the whole domain */
+        case 1: b = a + tu_next(&rng) % 100000; break;        /* a narrow span */
+        case 2: a = mask - tu_next(&rng) % 1000, b = mask; break; /* at the top */
+        default: break;
+        }
+        b &= mask;
+        if (a > b) {
+            const uint64_t t = a;
+            a = b, b = t;
+        }
+        const psa_plan p = psa_make_plan(a, b, 1 + tu_next(&rng) % (1u << 24), round % 3 ? 0 : 1 + tu_next(&rng) % 25);
+        assert_true(p.bits <= PSA_MAX_BITS);
+        assert_int_equal(p.bits1 + p.bits2, p.bits);
+        for (int k = 0; k < 40; k++) {
+            uint64_t q = tu_next(&rng) & mask;
+            if (k % 4 == 1)
+                q = a + (b - a == UINT64_MAX ? tu_next(&rng) : b > a ? tu_next(&rng) % (b - a + 1) : 0);
+            if (k == 2) q = 0;
+            if (k == 3) q = mask;
+            if (k == 4) q = a;
+            if (k == 5) q = b;
+            if (k == 6 && p.bits) q = psa_bucket_start(&p, tu_next(&rng) % ((uint64_t)1 << p.bits));
+            check_bucket_order(&p, q);
+        }
+        /* starts are non-decreasing */
+        for (uint64_t u = 0; p.bits && u < ((uint64_t)1 << p.bits) && u < 64; u++)
+            assert_true(psa_bucket_start(&p, u) <= psa_bucket_start(&p, u + 1));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paper_example),
         cmocka_unit_test(test_dense_span),
         cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_plan_shape),
+        cmocka_unit_test(test_bucket_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

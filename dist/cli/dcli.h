@@ -48,6 +48,11 @@ int dcli_library_error0(harmonia_status status, const char *message, const char 
 void dcli_capture_begin(void);
 void dcli_capture_end(void);
 
+/* Collective: rank 0 checks an output before any work (cli_check_output: a target that is not a
+ * regular file, or that is the same file as one of the inputs, is refused with its message);
+ * returns 0, CLI_EXIT_FAIL or CLI_EXIT_USAGE on every rank. */
+int dcli_check_output(const char *option, const char *path, const cli_named_path *inputs, size_t n);
+
 /* The largest value of x over the ranks; the sum. */
 double dcli_max_double(double x);
 uint64_t dcli_sum_u64(uint64_t x);

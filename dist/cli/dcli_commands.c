@@ -90,6 +90,11 @@ int dcli_cmd_build(int argc, char **argv)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     const uint32_t key_bits = bits_index == 0 ? 32 : 64;
     const bool quiet = cli_opt_given(&spec, "quiet"), json = cli_opt_given(&spec, "json");
+    if (cli_is_stdout(out))
+        return dcli_error0("--out: an index is saved to files, not standard output"), CLI_EXIT_USAGE;
+    const cli_named_path build_inputs[] = {{"--input", input}};
+    if ((status = dcli_check_output("--out", out, build_inputs, 1)) != 0)
+        return status;
 
     double t0 = MPI_Wtime();
     dcli_part part;
@@ -194,6 +199,12 @@ int dcli_cmd_build(int argc, char **argv)
     {"no-verify", NULL, "load the shards without their checksums and integrity checks", NULL},    \
     {"quiet", NULL, "no summary", NULL}
 
+/* "--queries" for "queries": the option as the user wrote it, for messages. */
+static const char *input_option_name(const char *option)
+{
+    return strcmp(option, "queries") == 0 ? "--queries" : "--ranges";
+}
+
 typedef struct query_setup {
     const char *index_path, *input_path, *out_path;
     bool binary_out, json, quiet;
@@ -237,6 +248,9 @@ static int query_setup_run(query_setup *q, cli_spec *spec, int argc, char **argv
         status = cli_usage_error("binary results to a terminal: give --out FILE");
     dcli_capture_end();
     if (status != 0)
+        return status;
+    const cli_named_path inputs[] = {{"--index", q->index_path}, {input_option_name(input_option), q->input_path}};
+    if ((status = dcli_check_output("--out", q->out_path, inputs, 2)) != 0)
         return status;
     harmonia_query_config_init(&q->config);
     q->config.backend = cli_backend_of(q->backend_index);
@@ -640,6 +654,9 @@ int dcli_cmd_update(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     const bool json = cli_opt_given(&spec, "json"), quiet = cli_opt_given(&spec, "quiet");
+    const cli_named_path update_inputs[] = {{"--ops", ops_path}};
+    if ((status = dcli_check_output("--out", target, update_inputs, 1)) != 0)
+        return status;
 
     double t0 = MPI_Wtime();
     harmonia_dist *dist = NULL;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dcli.h"
+#include "harmonia/safe_file.h"
 
 #define READ_CHUNK ((size_t)1 << 24)
 #define SEND_CHUNK ((uint64_t)1 << 30)
@@ -627,22 +628,40 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
         return dcli_agree(&err);
     }
 
-    /* to a file: a temporary file beside it, every rank's bytes at their offsets, then the rename */
-    char temp[4096 + 16];
+    /* to a file: rank 0 resolves where it lands as the harmonia tool's outputs do (links followed
+     * to the real file, anything but a regular file refused: harmonia/safe_file.h) and makes a
+     * temporary file beside it, named like the library's ("<real>.tmp.XXXXXX", so a killed run's
+     * leftover is found as stale), with the old file's mode (or 0666 & ~umask); every rank writes
+     * its bytes at their offsets; rank 0 renames it over the real file. Several processes write,
+     * so the temporary file has a name from the start and no flock is held. */
+    char temp[4096 + 16], real[4096];
     memset(temp, 0, sizeof temp);
+    memset(real, 0, sizeof real);
     if (me == 0) {
-        if (strlen(path) > 4096)
+        char why[1024], *resolved = NULL;
+        bool exists = false;
+        struct stat st;
+        if (hm_resolve_output(path, &resolved, &exists, &st, why, sizeof why) != HARMONIA_OK) {
+            dcli_fail(&err, "%s", why);
+        } else if (strlen(resolved) >= sizeof real) {
             dcli_fail(&err, "%s: path too long", path);
-        else {
-            snprintf(temp, sizeof temp, "%s.tmp.XXXXXX", path);
+        } else {
+            snprintf(real, sizeof real, "%s", resolved);
+            snprintf(temp, sizeof temp, "%s" HM_TEMP_INFIX "XXXXXX", real);
             int fd = mkstemp(temp);
-            if (fd < 0)
+            if (fd < 0) {
                 dcli_fail(&err, "%s: cannot create: %s", path, strerror(errno));
-            else {
-                fchmod(fd, 0644);
+            } else {
+                mode_t mask = umask(0);
+                umask(mask);
+                if (fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask)) != 0)
+                    dcli_fail(&err, "%s: chmod failed: %s", temp, strerror(errno));
                 close(fd);
+                if (err.failed)
+                    unlink(temp);
             }
         }
+        free(resolved);
     }
     if (dcli_agree(&err) != 0) {
         free(sizes);
@@ -681,14 +700,14 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
         return CLI_EXIT_FAIL;
     }
     if (me == 0) {
-        if (rename(temp, path) != 0) {
+        if (rename(temp, real) != 0) {
             dcli_fail(&err, "%s: cannot rename the written file over it: %s", path, strerror(errno));
             unlink(temp);
         } else {
             char folder[4096];
-            const char *slash = strrchr(path, '/');
-            snprintf(folder, sizeof folder, "%.*s", slash == NULL ? 1 : (int)(slash - path + (slash == path)),
-                     slash == NULL ? "." : path);
+            const char *slash = strrchr(real, '/');
+            snprintf(folder, sizeof folder, "%.*s", slash == NULL ? 1 : (int)(slash - real + (slash == real)),
+                     slash == NULL ? "." : real);
             int dfd = open(folder, O_RDONLY | O_DIRECTORY);
             if (dfd >= 0) {
                 fsync(dfd);

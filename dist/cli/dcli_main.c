@@ -172,6 +172,17 @@ void dcli_capture_end(void)
 
 /* ---- shared steps ----------------------------------------------------------------------------- */
 
+int dcli_check_output(const char *option, const char *path, const cli_named_path *inputs, size_t n)
+{
+    int status = 0;
+    dcli_capture_begin();
+    if (dcli_rank == 0)
+        status = cli_check_output(option, path, inputs, n);
+    dcli_capture_end();
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+}
+
 int dcli_load(const char *manifest, bool verify, harmonia_dist **dist_out)
 {
     harmonia_dist_config config;

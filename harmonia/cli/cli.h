@@ -84,14 +84,35 @@ int cli_opt_choice(const cli_spec *spec, const char *name, const char *const *ch
 /* A required option: CLI_EXIT_USAGE with "missing --name" when absent. */
 int cli_opt_required(const cli_spec *spec, const char *name, const char **out);
 
-/* Parses an unsigned number: decimal, 0x hexadecimal, 2^N, or an exact MeE such as 1e6.
- * Returns false when text is not one of those or exceeds max. */
+/* What is wrong with a number, for messages that say which. */
+typedef enum cli_number_problem {
+    CLI_NUMBER_OK = 0,
+    CLI_NUMBER_EMPTY,
+    CLI_NUMBER_NOT_A_NUMBER, /* characters that make no number: 'abc', '12x' */
+    CLI_NUMBER_SIGN,         /* '+5', '-5': numbers are unsigned */
+    CLI_NUMBER_FRACTION,     /* '1.5', '1e-3' */
+    CLI_NUMBER_EXPONENT,     /* '1e3' where exponents are not taken (data files) */
+    CLI_NUMBER_TOO_LARGE,    /* above 2^64 - 1 */
+} cli_number_problem;
+
+/* Parses the length bytes at text as an unsigned number. Data files (option_syntax false) take
+ * decimal and 0x hexadecimal; options (true) also 2^N and an exact MeE such as 1e6. */
+cli_number_problem cli_parse_number(const char *text, size_t length, bool option_syntax,
+                                    uint64_t *out);
+
+/* The words after "'<text>' " in a message: "is not a number (decimal or 0x hex)", ... */
+const char *cli_number_problem_text(cli_number_problem problem, bool option_syntax);
+
+/* cli_parse_number of a whole option value with option syntax; false when it is not a number or
+ * exceeds max. */
 bool cli_parse_u64(const char *text, uint64_t max, uint64_t *out);
 
 /* ---- small things ------------------------------------------------------------------------- */
 double cli_now(void); /* seconds of a monotonic clock */
 
-/* Writes s as a JSON string, quotes and escapes included. */
+/* Writes s as a JSON string, quotes and escapes included. Valid UTF-8 passes as it is; a byte
+ * that is not part of a valid UTF-8 sequence (a file name in Latin-1, say) becomes the character
+ * of the same number, \u00XX (its Latin-1 reading), so the document is always valid JSON. */
 void cli_json_string(FILE *out, const char *s);
 
 /* Formats a byte count as "12.3 MiB". buf needs 32 bytes. */
@@ -103,9 +124,36 @@ int cli_thread_count(int threads);
 
 /* ---- shared steps of several commands ------------------------------------------------------ */
 
-/* Loads an index file (with a progress bar unless quiet), verified unless verify is false.
- * Returns 0, or CLI_EXIT_FAIL after "harmonia <command>: <path>: <reason>". */
-int cli_load_index(const char *path, bool verify, bool quiet, harmonia_tree **tree_out);
+/* Loads an index file (with a progress bar unless quiet), verified unless verify is false, with
+ * the file's lock when lock is not HARMONIA_LOCK_NONE (held until harmonia_free). Returns 0, or
+ * CLI_EXIT_FAIL after "harmonia <command>: <path>: <reason>". */
+int cli_load_index(const char *path, bool verify, harmonia_lock_mode lock, bool quiet,
+                   harmonia_tree **tree_out);
+
+/* The help line of --no-verify, the same for every command that loads an index. */
+#define CLI_NO_VERIFY_HELP                                                                        \
+    "load without the checksums and the full integrity check (the O(nodes) structure checks "    \
+    "still run: a damaged file may answer wrongly, never crash; an update or a save verifies "   \
+    "in full first)"
+
+/* An option naming a file, for the same-file check. */
+typedef struct cli_named_path {
+    const char *option; /* "--index" */
+    const char *path;   /* NULL when the option was not given */
+} cli_named_path;
+
+/* Checks an output before any work is done: standard output ("-" or NULL) passes; an existing
+ * target that is not a regular file (also at the end of links) is refused with CLI_EXIT_FAIL
+ * after a message naming it; a target that is the same file as one of the n inputs (same device
+ * and inode: also through symbolic or hard links) is refused with CLI_EXIT_USAGE after a message
+ * naming both. Returns 0 when the output may be written. */
+int cli_check_output(const char *option, const char *path, const cli_named_path *inputs, size_t n);
+
+/* Finds the temporary files of killed saves beside path (harmonia/safe_file.h), removing those
+ * that are safe to remove when remove is set. Reports them as "note:" lines on stderr, or, when
+ * json_out is not NULL, as ,"stale_temporary_files":[{"name","bytes","removed"}...] there.
+ * Returns how many were found. */
+uint64_t cli_report_stale_temps(const char *path, bool remove, FILE *json_out);
 
 /* Reads --NAME as a node size: 0 when not given, else a power of two in [8, 128]
  * (CLI_EXIT_USAGE otherwise). */

@@ -81,7 +81,7 @@ int cli_cmd_build(int argc, char **argv)
 {
     cli_opt opts[] = {
         {"input", "FILE", "the key,value pairs (or keys) to index (required)", NULL},
-        {"out", "INDEX", "the index file to write (required)", NULL},
+        {"out", "INDEX", "the index file to write (required; a regular file, replaced safely; not '-')", NULL},
         {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
         {"format", "F", "input format: auto (default), bin or text", NULL},
         {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL},
@@ -125,6 +125,12 @@ int cli_cmd_build(int argc, char **argv)
         return status;
     if (cli_opt_given(&spec, "fill") && fill <= 0.0)
         return cli_usage_error("--fill: must be in (0, 1]");
+    if (strcmp(out, "-") == 0)
+        return cli_usage_error("--out -: an index is saved to a file, not standard output (a file "
+                               "named '-' is './-')");
+    const cli_named_path inputs[] = {{"--input", input}};
+    if ((status = cli_check_output("--out", out, inputs, CLI_COUNT_OF(inputs))) != 0)
+        return status;
     uint32_t key_bits = bits_index == 0 ? 32 : 64;
     bool quiet = cli_opt_given(&spec, "quiet");
     bool json = cli_opt_given(&spec, "json");
@@ -135,7 +141,8 @@ int cli_cmd_build(int argc, char **argv)
     cli_records records;
     int binary_fields = cli_opt_given(&spec, "keys-only") ? 1 : 2;
     status = cli_read_records(input, (cli_format)format, key_bits, 1, 2, binary_fields,
-                              "key or key,value", &records, &progress);
+                              "key or key,value", key_bits == 32 ? " (use --bits 64?)" : NULL,
+                              &records, &progress);
     cli_progress_done(&progress);
     if (status != 0)
         return status;

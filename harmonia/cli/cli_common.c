@@ -6,10 +6,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "harmonia/safe_file.h"
 
 const char *cli_command = "";
 
@@ -55,15 +57,20 @@ int cli_usage_error(const char *fmt, ...)
 int cli_library_error(const harmonia_tree *tree, harmonia_status status, const char *context)
 {
     const char *message = harmonia_last_error(tree);
+    /* the status in words adds to a message, except where the message holds the OS's reason
+     * (IO: "No such file or directory") or says it all (CONFLICT) */
+    char words[64] = "";
+    if (status != HARMONIA_ERR_IO && status != HARMONIA_ERR_CONFLICT)
+        snprintf(words, sizeof words, " (%s)", harmonia_strerror(status));
     if (context == NULL)
-        return message[0] != '\0' ? cli_error("%s (%s)", message, harmonia_strerror(status))
+        return message[0] != '\0' ? cli_error("%s%s", message, words)
                                   : cli_error("%s", harmonia_strerror(status));
     size_t context_len = strlen(context);
     if (message[0] == '\0')
         return cli_error("%s: %s", context, harmonia_strerror(status));
     if (strncmp(message, context, context_len) == 0 && message[context_len] == ':')
-        return cli_error("%s (%s)", message, harmonia_strerror(status)); /* names it already */
-    return cli_error("%s: %s (%s)", context, message, harmonia_strerror(status));
+        return cli_error("%s%s", message, words); /* names it already */
+    return cli_error("%s: %s%s", context, message, words);
 }
 
 /* ---- options ------------------------------------------------------------------------------- */
@@ -177,59 +184,146 @@ int cli_opt_required(const cli_spec *spec, const char *name, const char **out)
     return 0;
 }
 
-bool cli_parse_u64(const char *text, uint64_t max, uint64_t *out)
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static int hex_digit(char c)
 {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Whether [p, end) is made of what numbers in any notation are made of (digits, '.', 'e'/'E',
+ * signs, 'x', hex digits): then a problem is named (sign, fraction, exponent) instead of "not a
+ * number". */
+static bool looks_numeric(const char *p, const char *end)
+{
+    bool digit = false;
+    for (; p < end; p++) {
+        if (is_digit(*p))
+            digit = true;
+        else if (!(*p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-' || *p == '^' ||
+                   *p == 'x' || *p == 'X' || hex_digit(*p) >= 0))
+            return false;
+    }
+    return digit;
+}
+
+cli_number_problem cli_parse_number(const char *text, size_t length, bool option_syntax,
+                                    uint64_t *out)
+{
+    const char *p = text, *end = text + length;
+    if (length == 0)
+        return CLI_NUMBER_EMPTY;
+    if (*p == '+' || *p == '-')
+        return looks_numeric(p + 1, end) ? CLI_NUMBER_SIGN : CLI_NUMBER_NOT_A_NUMBER;
     uint64_t value = 0;
-    const char *s = text;
-    if (s[0] == '\0')
-        return false;
-    if (s[0] == '2' && s[1] == '^') {
-        uint64_t exponent;
-        if (!cli_parse_u64(s + 2, 63, &exponent) || strchr(s + 2, '^') != NULL)
-            return false;
-        value = (uint64_t)1 << exponent;
-    } else if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        if (s[2] == '\0')
-            return false;
-        for (s += 2; *s != '\0'; s++) {
-            int digit;
-            if (*s >= '0' && *s <= '9')
-                digit = *s - '0';
-            else if (*s >= 'a' && *s <= 'f')
-                digit = *s - 'a' + 10;
-            else if (*s >= 'A' && *s <= 'F')
-                digit = *s - 'A' + 10;
-            else
-                return false;
+    if (length > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        bool overflow = false;
+        for (p += 2; p < end; p++) {
+            int digit = hex_digit(*p);
+            if (digit < 0)
+                return CLI_NUMBER_NOT_A_NUMBER;
             if (value > (UINT64_MAX >> 4))
-                return false;
+                overflow = true;
             value = (value << 4) | (uint64_t)digit;
         }
-    } else {
-        const char *e = strpbrk(s, "eE");
-        const char *end = e != NULL ? e : s + strlen(s);
-        if (end == s)
-            return false;
-        for (; s < end; s++) {
-            if (*s < '0' || *s > '9')
-                return false;
-            uint64_t digit = (uint64_t)(*s - '0');
-            if (value > (UINT64_MAX - digit) / 10)
-                return false;
-            value = value * 10 + digit;
-        }
-        if (e != NULL) {
-            uint64_t exponent;
-            if (!cli_parse_u64(e + 1, 19, &exponent) || strpbrk(e + 1, "eEx^") != NULL)
-                return false;
-            for (uint64_t k = 0; k < exponent; k++) {
-                if (value > UINT64_MAX / 10)
-                    return false;
-                value *= 10;
-            }
-        }
+        if (overflow)
+            return CLI_NUMBER_TOO_LARGE;
+        *out = value;
+        return CLI_NUMBER_OK;
     }
-    if (value > max)
+    if (length > 2 && p[0] == '2' && p[1] == '^') {
+        if (!option_syntax)
+            return CLI_NUMBER_NOT_A_NUMBER;
+        uint64_t exponent = 0;
+        for (p += 2; p < end; p++) {
+            if (!is_digit(*p))
+                return looks_numeric(p, end) && *p == '-' ? CLI_NUMBER_FRACTION
+                                                          : CLI_NUMBER_NOT_A_NUMBER;
+            exponent = exponent > 1000 ? exponent : exponent * 10 + (uint64_t)(*p - '0');
+        }
+        if (exponent > 63)
+            return CLI_NUMBER_TOO_LARGE;
+        *out = (uint64_t)1 << exponent;
+        return CLI_NUMBER_OK;
+    }
+    /* decimal digits, then maybe a fraction or an exponent */
+    bool overflow = false;
+    const char *digits_end = p;
+    while (digits_end < end && is_digit(*digits_end)) {
+        uint64_t digit = (uint64_t)(*digits_end - '0');
+        if (value > (UINT64_MAX - digit) / 10)
+            overflow = true;
+        value = value * 10 + digit;
+        digits_end++;
+    }
+    if (digits_end == end) {
+        if (overflow)
+            return CLI_NUMBER_TOO_LARGE;
+        *out = value;
+        return CLI_NUMBER_OK;
+    }
+    if (!looks_numeric(p, end))
+        return CLI_NUMBER_NOT_A_NUMBER;
+    if (*digits_end == '.')
+        return CLI_NUMBER_FRACTION;
+    if (digits_end == p || (*digits_end != 'e' && *digits_end != 'E'))
+        return CLI_NUMBER_NOT_A_NUMBER;
+    /* an exponent: MeE */
+    const char *e = digits_end + 1;
+    if (e < end && *e == '-')
+        return CLI_NUMBER_FRACTION;
+    if (e < end && *e == '+')
+        e++;
+    if (e == end)
+        return CLI_NUMBER_NOT_A_NUMBER;
+    uint64_t exponent = 0;
+    for (const char *q = e; q < end; q++) {
+        if (!is_digit(*q))
+            return CLI_NUMBER_NOT_A_NUMBER;
+        exponent = exponent > 1000 ? exponent : exponent * 10 + (uint64_t)(*q - '0');
+    }
+    if (!option_syntax)
+        return CLI_NUMBER_EXPONENT;
+    if (overflow)
+        return CLI_NUMBER_TOO_LARGE;
+    for (uint64_t k = 0; k < exponent; k++) {
+        if (value == 0)
+            break;
+        if (value > UINT64_MAX / 10)
+            return CLI_NUMBER_TOO_LARGE;
+        value *= 10;
+    }
+    *out = value;
+    return CLI_NUMBER_OK;
+}
+
+const char *cli_number_problem_text(cli_number_problem problem, bool option_syntax)
+{
+    switch (problem) {
+    case CLI_NUMBER_OK: return "is a number";
+    case CLI_NUMBER_EMPTY: return "is empty, not a number";
+    case CLI_NUMBER_NOT_A_NUMBER:
+        return option_syntax ? "is not a number (decimal, 0x hex, 2^N or an exact MeE such as 1e6)"
+                             : "is not a number (decimal or 0x hex)";
+    case CLI_NUMBER_SIGN: return "has a sign: numbers here are unsigned, write them without '+' or '-'";
+    case CLI_NUMBER_FRACTION: return "is not a whole number";
+    case CLI_NUMBER_EXPONENT:
+        return "has an exponent, which data files do not take: write the digits (decimal or 0x hex)";
+    case CLI_NUMBER_TOO_LARGE: return "is too large for 64 bits (the largest is 18446744073709551615)";
+    }
+    return "is not a number";
+}
+
+bool cli_parse_u64(const char *text, uint64_t max, uint64_t *out)
+{
+    uint64_t value;
+    if (cli_parse_number(text, strlen(text), true, &value) != CLI_NUMBER_OK || value > max)
         return false;
     *out = value;
     return true;
@@ -244,8 +338,9 @@ int cli_opt_u64(const cli_spec *spec, const char *name, uint64_t default_value, 
         return 0;
     }
     uint64_t value;
-    if (!cli_parse_u64(opt->value, UINT64_MAX, &value))
-        return cli_usage_error("--%s: '%s' is not a number", name, opt->value);
+    cli_number_problem problem = cli_parse_number(opt->value, strlen(opt->value), true, &value);
+    if (problem != CLI_NUMBER_OK)
+        return cli_usage_error("--%s: '%s' %s", name, opt->value, cli_number_problem_text(problem, true));
     if (value < min || value > max)
         return cli_usage_error("--%s: %s is out of range [%llu, %llu]", name, opt->value,
                                (unsigned long long)min, (unsigned long long)max);
@@ -304,22 +399,62 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the bytes there are not one
+ * (overlong forms, surrogates and code points above U+10FFFF are not valid). */
+static int utf8_sequence(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    int n;
+    uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return n;
+}
+
 void cli_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+    for (const unsigned char *c = (const unsigned char *)s; *c != '\0';) {
         switch (*c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*c < 0x20)
-                fprintf(out, "\\u%04x", *c);
-            else
-                fputc(*c, out);
+        case '"': fputs("\\\"", out); c++; continue;
+        case '\\': fputs("\\\\", out); c++; continue;
+        case '\n': fputs("\\n", out); c++; continue;
+        case '\r': fputs("\\r", out); c++; continue;
+        case '\t': fputs("\\t", out); c++; continue;
+        default: break;
         }
+        if (*c < 0x20 || *c == 0x7F) {
+            fprintf(out, "\\u%04x", *c);
+            c++;
+            continue;
+        }
+        int n = utf8_sequence(c);
+        if (n == 0) { /* not UTF-8: the byte's Latin-1 reading */
+            fprintf(out, "\\u%04x", *c);
+            c++;
+            continue;
+        }
+        fwrite(c, 1, (size_t)n, out);
+        c += n;
     }
     fputc('"', out);
 }
@@ -347,20 +482,26 @@ int cli_thread_count(int threads)
 
 /* ---- shared steps --------------------------------------------------------------------------- */
 
-int cli_load_index(const char *path, bool verify, bool quiet, harmonia_tree **tree_out)
+int cli_load_index(const char *path, bool verify, harmonia_lock_mode lock, bool quiet,
+                   harmonia_tree **tree_out)
 {
     cli_progress progress;
     cli_progress_init(&progress, quiet);
     harmonia_load_config config;
     harmonia_load_config_init(&config);
     config.verify = verify;
+    config.lock = lock;
     config.progress = cli_progress_callback;
     config.progress_arg = &progress;
     harmonia_status status = harmonia_load(path, &config, tree_out);
     cli_progress_done(&progress);
     if (status != HARMONIA_OK) {
         *tree_out = NULL;
-        return cli_library_error(NULL, status, path);
+        int code = cli_library_error(NULL, status, path);
+        if (status == HARMONIA_ERR_CONFLICT && lock == HARMONIA_LOCK_TRY)
+            fprintf(stderr, "Try again when it is done%s.\n",
+                    strcmp(cli_command, "update") == 0 ? ", or give --wait to wait for it" : "");
+        return code;
     }
     return 0;
 }
@@ -400,4 +541,81 @@ harmonia_backend cli_backend_of(int choice_index)
     return choice_index == 1   ? HARMONIA_BACKEND_CPU
            : choice_index == 2 ? HARMONIA_BACKEND_GPU
                                : HARMONIA_BACKEND_AUTO;
+}
+
+/* ---- outputs against inputs ---------------------------------------------------------------- */
+
+int cli_check_output(const char *option, const char *path, const cli_named_path *inputs, size_t n)
+{
+    if (path == NULL || strcmp(path, "-") == 0)
+        return 0;
+    char why[1024];
+    char *real;
+    bool exists;
+    struct stat out_st;
+    harmonia_status status = hm_resolve_output(path, &real, &exists, &out_st, why, sizeof why);
+    if (status != HARMONIA_OK) {
+        if (status == HARMONIA_ERR_IO && strstr(why, "not a regular file") != NULL)
+            return cli_error("%s %s; outputs are written to regular files only (replaced "
+                             "safely, so a device, FIFO or folder is never written%s)",
+                             option, why,
+                             strcmp(option, "--out") == 0 && strcmp(cli_command, "build") != 0 &&
+                                     strcmp(cli_command, "update") != 0
+                                 ? "; '--out -' writes to standard output"
+                                 : "");
+        return cli_error("%s %s", option, why);
+    }
+    free(real);
+    if (!exists)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat in_st;
+        if (inputs[i].path == NULL || stat(inputs[i].path, &in_st) != 0)
+            continue;
+        if (in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+            return cli_usage_error("%s %s is the same file as %s %s: refusing to overwrite an "
+                                   "input (give another %s)",
+                                   option, path, inputs[i].option, inputs[i].path, option);
+    }
+    return 0;
+}
+
+typedef struct stale_report {
+    FILE *json;
+    const char *path;
+    uint64_t found;
+} stale_report;
+
+static void report_stale(void *arg, const char *name, uint64_t bytes, bool removable, bool removed)
+{
+    stale_report *r = arg;
+    char size[32];
+    cli_format_bytes(bytes, size);
+    if (r->json != NULL) {
+        fputs(r->found == 0 ? "{\"name\":" : ",{\"name\":", r->json);
+        cli_json_string(r->json, name);
+        fprintf(r->json, ",\"bytes\":%llu,\"removed\":%s}", (unsigned long long)bytes,
+                removed ? "true" : "false");
+    } else if (removed) {
+        fprintf(stderr, "note: removed %s (%s), a temporary file of a killed save of %s\n", name,
+                size, r->path);
+    } else {
+        fprintf(stderr, "note: %s (%s) is a temporary file of a %s save of %s%s\n", name, size,
+                removable ? "killed" : "running or killed",
+                r->path,
+                removable ? "; the next save removes it (or harmonia check --remove-stale)"
+                          : "; it is locked by a running process or not yours, so it stays");
+    }
+    r->found++;
+}
+
+uint64_t cli_report_stale_temps(const char *path, bool remove, FILE *json_out)
+{
+    stale_report r = {json_out, path, 0};
+    if (json_out != NULL)
+        fputs(",\"stale_temporary_files\":[", json_out);
+    hm_stale_temps(path, remove, report_stale, &r);
+    if (json_out != NULL)
+        fputs("]", json_out);
+    return r.found;
 }

@@ -69,6 +69,8 @@ static int generate_keys(int argc, char **argv)
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
         (status = cli_opt_required(&spec, "out", &out)))
         return status;
+    if ((status = cli_check_output("--out", out, NULL, 0)) != 0)
+        return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
     uint32_t key_bits = bits_index == 0 ? 32 : 64;
@@ -133,7 +135,8 @@ static int read_sorted_keys(const cli_spec *spec, uint32_t key_bits, void **keys
     int binary_fields = cli_opt_given(spec, "keys-only") ? 1 : 2;
     cli_records records;
     status = cli_read_records(path, (cli_format)format, key_bits, 1, 2, binary_fields,
-                              "key or key,value", &records, progress);
+                              "key or key,value", key_bits == 32 ? " (use --bits 64?)" : NULL,
+                              &records, progress);
     if (status != 0)
         return status;
     free(records.column[1]);
@@ -193,6 +196,9 @@ static int generate_queries(int argc, char **argv)
         (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
         (status = cli_opt_required(&spec, "out", &out)))
+        return status;
+    const cli_named_path inputs[] = {{"--keys", keys_path}};
+    if ((status = cli_check_output("--out", out, inputs, CLI_COUNT_OF(inputs))) != 0)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
@@ -265,6 +271,9 @@ static int generate_ranges(int argc, char **argv)
         (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
         (status = cli_opt_required(&spec, "out", &out)))
+        return status;
+    const cli_named_path inputs[] = {{"--keys", keys_path}};
+    if ((status = cli_check_output("--out", out, inputs, CLI_COUNT_OF(inputs))) != 0)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
@@ -356,6 +365,9 @@ static int generate_ops(int argc, char **argv)
         (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
         (status = cli_opt_required(&spec, "out", &out)))
+        return status;
+    const cli_named_path inputs[] = {{"--keys", keys_path}};
+    if ((status = cli_check_output("--out", out, inputs, CLI_COUNT_OF(inputs))) != 0)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");

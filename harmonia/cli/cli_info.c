@@ -122,7 +122,7 @@ int cli_cmd_info(int argc, char **argv)
         {"index", "INDEX", "the index file to describe", NULL},
         {"device", NULL, "describe the GPU (or say why there is none)", NULL},
         {"json", NULL, "print JSON", NULL},
-        {"no-verify", NULL, "load the index without checksums and integrity check", NULL},
+        {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},
         {"quiet", NULL, "no progress bar", NULL},
         {"constant-levels", "N", "report the __constant__ cut for N internal levels or all "
                                  "(default 1: the root)", NULL},
@@ -150,7 +150,7 @@ int cli_cmd_info(int argc, char **argv)
     harmonia_tree *tree = NULL;
     harmonia_tree_info info;
     if (index != NULL) {
-        if ((status = cli_load_index(index, !cli_opt_given(&spec, "no-verify"),
+        if ((status = cli_load_index(index, !cli_opt_given(&spec, "no-verify"), HARMONIA_LOCK_NONE,
                                      cli_opt_given(&spec, "quiet"), &tree)) != 0)
             return status;
         harmonia_status hs = harmonia_set_constant_levels(tree, constant_levels);
@@ -189,12 +189,16 @@ int cli_cmd_check(int argc, char **argv)
         {"index", "INDEX", "the index file to check (required)", NULL},
         {"json", NULL, "print the verdict as JSON", NULL},
         {"quiet", NULL, "no progress bar; print only failures", NULL},
+        {"remove-stale", NULL, "remove the temporary files of killed saves beside the index "
+                               "(only unlocked ones: never a running save's)", NULL},
     };
     cli_spec spec = {
-        "check", "check --index INDEX [--json]",
+        "check", "check --index INDEX [--json] [--remove-stale]",
         "Loads an index file with full verification (sizes, checksums, the integrity\n"
         "checker), then runs the integrity checker on the loaded tree. Prints OK, or the\n"
-        "first problem found and exits with status 1.",
+        "first problem found and exits with status 1. Also reports temporary files of\n"
+        "killed saves beside the index (INDEX.tmp.XXXXXX; the next save removes them, or\n"
+        "--remove-stale now); they do not change the verdict.",
         opts, CLI_COUNT_OF(opts), NULL};
     int status = cli_parse(&spec, argc, argv, NULL, 0, NULL);
     if (status != 0)
@@ -230,20 +234,24 @@ int cli_cmd_check(int argc, char **argv)
     if (hs == HARMONIA_OK && harmonia_info(tree, &info) != HARMONIA_OK)
         memset(&info, 0, sizeof info);
     harmonia_free(tree);
+    bool remove_stale = cli_opt_given(&spec, "remove-stale");
 
     if (json) {
         printf("{\"command\":\"check\",\"index\":");
         cli_json_string(stdout, index);
         if (hs == HARMONIA_OK) {
-            printf(",\"ok\":true,\"keys\":%llu,\"height\":%u}\n",
+            printf(",\"ok\":true,\"keys\":%llu,\"height\":%u",
                    (unsigned long long)info.key_count, info.height);
         } else {
             printf(",\"ok\":false,\"stage\":\"%s\",\"status\":", stage);
             cli_json_string(stdout, harmonia_strerror(hs));
             printf(",\"error\":");
             cli_json_string(stdout, message);
-            printf("}\n");
         }
+        cli_report_stale_temps(index, remove_stale, stdout);
+        printf("}\n");
+    } else {
+        cli_report_stale_temps(index, remove_stale, NULL);
     }
     if (hs != HARMONIA_OK) {
         size_t len = strlen(index);

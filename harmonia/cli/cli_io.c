@@ -72,7 +72,7 @@ static int open_binary_records(const char *path, size_t record_bytes, const char
     }
     if (!S_ISREG(st.st_mode)) {
         fclose(file);
-        return cli_error("%s: not a regular file", path);
+        return cli_error("%s: %s, not a regular file", path, hm_file_kind(st.st_mode));
     }
     uint64_t size = (uint64_t)st.st_size;
     if (size % record_bytes != 0) {
@@ -167,31 +167,10 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-/* Parses one number token [start, end): decimal or 0x hex. */
-static bool parse_token(const char *start, const char *end, uint64_t *value)
+/* Parses one number token [start, end): decimal or 0x hex (cli_parse_number, data syntax). */
+static cli_number_problem parse_token(const char *start, const char *end, uint64_t *value)
 {
-    char token[64];
-    size_t n = (size_t)(end - start);
-    if (n == 0 || n >= sizeof token)
-        return false;
-    memcpy(token, start, n);
-    token[n] = '\0';
-    uint64_t v = 0;
-    if (token[0] == '0' && (token[1] == 'x' || token[1] == 'X')) {
-        if (!cli_parse_u64(token, UINT64_MAX, &v))
-            return false;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (token[i] < '0' || token[i] > '9')
-                return false;
-            uint64_t digit = (uint64_t)(token[i] - '0');
-            if (v > (UINT64_MAX - digit) / 10)
-                return false;
-            v = v * 10 + digit;
-        }
-    }
-    *value = v;
-    return true;
+    return cli_parse_number(start, (size_t)(end - start), false, value);
 }
 
 /* Splits the text at p (a comment already cut off) into at most 3 numbers of key_bits width.
@@ -218,11 +197,11 @@ static int parse_fields(char *p, const char *path, uint64_t line_no, uint32_t ke
             return -1;
         }
         uint64_t v;
-        if (!parse_token(start, p, &v)) {
-            bool negative = start[0] == '-';
-            cli_error("%s:%llu: '%.*s' is not %s", path, (unsigned long long)line_no,
-                      (int)(p - start > 40 ? 40 : p - start), start,
-                      negative ? "an unsigned number" : "an unsigned number that fits in 64 bits");
+        cli_number_problem problem = parse_token(start, p, &v);
+        if (problem != CLI_NUMBER_OK) {
+            cli_error("%s:%llu: '%.*s%s' %s", path, (unsigned long long)line_no,
+                      (int)(p - start > 40 ? 40 : p - start), start, p - start > 40 ? "..." : "",
+                      cli_number_problem_text(problem, false));
             return -1;
         }
         if (v > cli_max_key(key_bits)) {
@@ -250,12 +229,12 @@ static int parse_fields(char *p, const char *path, uint64_t line_no, uint32_t ke
 /* Splits a line into at most 3 numbers. Returns the number of fields (0 = blank or comment), or
  * -1 after printing an error naming path:line_no. */
 static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
-                      uint64_t values[3])
+                      const char *width_hint, uint64_t values[3])
 {
     char *hash = strchr(line, '#');
     if (hash != NULL)
         *hash = '\0';
-    return parse_fields(line, path, line_no, key_bits, " (use --bits 64?)", values);
+    return parse_fields(line, path, line_no, key_bits, width_hint, values);
 }
 
 static bool grow(growing_column *column, uint64_t needed, size_t width)
@@ -274,7 +253,8 @@ static bool grow(growing_column *column, uint64_t needed, size_t width)
 }
 
 static int read_text(const char *path, uint32_t key_bits, int min_fields, int max_fields,
-                     const char *what, cli_records *out, cli_progress *progress)
+                     const char *what, const char *width_hint, cli_records *out,
+                     cli_progress *progress)
 {
     FILE *file = fopen(path, "r");
     if (file == NULL)
@@ -300,7 +280,7 @@ static int read_text(const char *path, uint32_t key_bits, int min_fields, int ma
             break;
         }
         uint64_t values[3];
-        int n = parse_line(line, path, line_no, key_bits, values);
+        int n = parse_line(line, path, line_no, key_bits, width_hint, values);
         if (n < 0) {
             status = CLI_EXIT_FAIL;
             break;
@@ -366,12 +346,13 @@ static int read_text(const char *path, uint32_t key_bits, int min_fields, int ma
 }
 
 int cli_read_records(const char *path, cli_format format, uint32_t key_bits, int min_fields,
-                     int max_fields, int binary_fields, const char *what, cli_records *out,
-                     cli_progress *progress)
+                     int max_fields, int binary_fields, const char *what, const char *width_hint,
+                     cli_records *out, cli_progress *progress)
 {
     memset(out, 0, sizeof *out);
     if (cli_format_for_path(format, path) == CLI_FORMAT_TEXT)
-        return read_text(path, key_bits, min_fields, max_fields, what, out, progress);
+        return read_text(path, key_bits, min_fields, max_fields, what,
+                         width_hint != NULL ? width_hint : "", out, progress);
     return read_binary(path, key_bits, binary_fields, what, out, progress);
 }
 
@@ -660,6 +641,7 @@ bool cli_is_stdout(const char *path)
 int cli_writer_open(cli_writer *writer, const char *path)
 {
     memset(writer, 0, sizeof *writer);
+    writer->output.fd = -1;
     if (cli_is_stdout(path)) {
         writer->file = stdout;
         writer->path = "standard output";
@@ -667,9 +649,20 @@ int cli_writer_open(cli_writer *writer, const char *path)
         return 0;
     }
     writer->path = path;
-    writer->file = fopen(path, "wb");
-    if (writer->file == NULL)
-        return cli_error("%s: cannot create: %s", path, strerror(errno));
+    char why[1024];
+    if (hm_output_open(&writer->output, path, why, sizeof why) != HARMONIA_OK)
+        return cli_error("%s", why);
+    /* stdio writes through a second descriptor of the temporary file, closed by fclose; the
+     * first one stays with the output for the fsync and the rename */
+    int fd = dup(writer->output.fd);
+    writer->file = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (writer->file == NULL) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        hm_output_abort(&writer->output);
+        return cli_error("%s: cannot write: %s", path, strerror(err));
+    }
     writer->buffer = malloc(WRITE_BUFFER_BYTES);
     if (writer->buffer != NULL)
         setvbuf(writer->file, writer->buffer, _IOFBF, WRITE_BUFFER_BYTES);
@@ -687,14 +680,25 @@ int cli_writer_close(cli_writer *writer)
         failed = true;
         err = errno;
     }
-    if (!writer->is_stdout) {
+    if (writer->is_stdout) {
+        if (failed)
+            status = cli_error("%s: write failed: %s", writer->path, strerror(err));
+    } else {
         if (fclose(writer->file) != 0 && !failed) {
             failed = true;
             err = errno;
         }
+        if (failed) {
+            bool replaces = writer->output.replaces;
+            hm_output_abort(&writer->output);
+            status = cli_error("%s: write failed: %s; %s", writer->path, strerror(err),
+                               replaces ? "the old file is unchanged" : "nothing was written");
+        } else {
+            char why[1024];
+            if (hm_output_commit(&writer->output, false, why, sizeof why) != HARMONIA_OK)
+                status = cli_error("%s", why);
+        }
     }
-    if (failed)
-        status = cli_error("%s: write failed: %s", writer->path, strerror(err));
     free(writer->buffer);
     writer->file = NULL;
     writer->buffer = NULL;
@@ -709,7 +713,7 @@ void cli_writer_abandon(cli_writer *writer)
         fflush(stdout);
     } else {
         fclose(writer->file);
-        unlink(writer->path);
+        hm_output_abort(&writer->output); /* the old file, if any, stays as it was */
     }
     free(writer->buffer);
     writer->file = NULL;

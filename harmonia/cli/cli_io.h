@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "cli_progress.h"
+#include "harmonia/safe_file.h"
 
 typedef enum cli_format { CLI_FORMAT_AUTO = 0, CLI_FORMAT_BIN, CLI_FORMAT_TEXT } cli_format;
 
@@ -51,11 +52,16 @@ void cli_records_free(cli_records *records);
 
 /* Reads path. Text: every line holds min_fields .. max_fields fields (the same number on every
  * line). Binary: every record holds binary_fields fields. what names one record in messages
- * ("key", "key,value pair", "range"). On failure prints the error (file:line: what) and returns
- * CLI_EXIT_FAIL with *out empty; returns 0 on success. progress may be NULL. */
+ * ("key", "key,value pair", "range"); width_hint follows the message of a number wider than
+ * key_bits (" (use --bits 64?)" where the command has --bits; NULL for none). On failure prints
+ * the error (file:line: what) and returns CLI_EXIT_FAIL with *out empty; returns 0 on success.
+ * progress may be NULL. */
 int cli_read_records(const char *path, cli_format format, uint32_t key_bits, int min_fields,
-                     int max_fields, int binary_fields, const char *what, cli_records *out,
-                     cli_progress *progress);
+                     int max_fields, int binary_fields, const char *what, const char *width_hint,
+                     cli_records *out, cli_progress *progress);
+
+/* The width hint of files read against an index of key_bits-wide keys. */
+#define CLI_INDEX_WIDTH_HINT(key_bits) ((key_bits) == 32 ? " (the index holds 32-bit keys)" : "")
 
 /* Where record index record of a file read by cli_read_records is: "FILE:LINE" for text (the file
  * is read again to count), "FILE: record R (byte offset B)" for binary. Writes into buf. */
@@ -98,25 +104,31 @@ int cli_write_ops(const char *path, cli_format format, const cli_ops *ops,
                   const char *text_header, cli_progress *progress);
 
 /* ---- output ------------------------------------------------------------------------------ */
+/* Every file the tool writes goes through a writer, and so through hm_output
+ * (harmonia/safe_file.h): a temporary file beside the real target (links followed, regular files
+ * only, mode and owner kept), renamed over it only when everything was written and synced. A
+ * failed or abandoned write leaves the old file as it was and no temporary file behind. */
 typedef struct cli_writer {
     FILE *file;
     const char *path; /* for messages; "standard output" for stdout */
     bool is_stdout;
     char *buffer;
+    hm_output output; /* the temporary file (not for standard output) */
 } cli_writer;
 
 /* Whether path names standard output (NULL or "-"). */
 bool cli_is_stdout(const char *path);
 
 /* Opens path for writing (NULL or "-" = standard output). Returns 0 or CLI_EXIT_FAIL after a
- * message. */
+ * message (a target that is not a regular file, a folder that cannot take the temporary file). */
 int cli_writer_open(cli_writer *writer, const char *path);
 
-/* Flushes and closes; returns 0 or CLI_EXIT_FAIL after a message naming the file when any write
- * failed. */
+/* Flushes, syncs and renames into place; returns 0 or CLI_EXIT_FAIL after a message naming the
+ * file when any write failed (then the old file is unchanged and the temporary file removed). */
 int cli_writer_close(cli_writer *writer);
 
-/* Closes after a failure elsewhere and removes the partial file (not standard output). */
+/* Closes after a failure elsewhere and removes the temporary file (not standard output); the old
+ * file, if any, is unchanged. */
 void cli_writer_abandon(cli_writer *writer);
 
 void cli_write_str(cli_writer *writer, const char *s);

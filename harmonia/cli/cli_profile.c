@@ -265,6 +265,9 @@ static int read_options(const cli_spec *spec, profile_run *run, int *queries_for
     run->plot_path = cli_opt_str(spec, "plot", NULL);
     if (run->plot_path && !ends_with_svg(run->plot_path))
         return cli_usage_error("--plot %s: the plot is written as SVG; name the file *.svg", run->plot_path);
+    const cli_named_path inputs[] = {{"--index", run->index_path}, {"--queries", run->queries_path}};
+    if (run->plot_path && (status = cli_check_output("--plot", run->plot_path, inputs, CLI_COUNT_OF(inputs))) != 0)
+        return status;
     run->json = cli_opt_given(spec, "json");
     run->quiet = cli_opt_given(spec, "quiet");
     run->store = !cli_opt_given(spec, "no-store");
@@ -291,7 +294,7 @@ static int load_workload(profile_run *run, harmonia_tree *tree, int queries_form
         cli_progress progress;
         cli_progress_init(&progress, run->quiet);
         int status = cli_read_records(run->queries_path, (cli_format)queries_format, run->info.key_bits, 1, 1, 1,
-                                      "key", &records, &progress);
+                                      "key", CLI_INDEX_WIDTH_HINT(run->info.key_bits), &records, &progress);
         cli_progress_done(&progress);
         if (status != 0)
             return status;
@@ -339,7 +342,7 @@ int cli_cmd_profile_ntg(int argc, char **argv)
         {"no-store", NULL, "leave the index file as it is", NULL},
         {"plot", "FILE", "draw model steps and measured throughput per G to FILE (.svg)", NULL},
         {"json", NULL, "print JSON instead of the table", NULL},
-        {"no-verify", NULL, "load the index without checksums and integrity check", NULL},
+        {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},
         {"quiet", NULL, "no progress bar", NULL},
     };
     cli_spec spec = {
@@ -367,7 +370,9 @@ int cli_cmd_profile_ntg(int argc, char **argv)
 
     harmonia_tree *tree = NULL;
     void *queries = NULL;
-    if ((status = cli_load_index(run.index_path, !cli_opt_given(&spec, "no-verify"), run.quiet, &tree)) != 0)
+    /* storing the choice is a read-modify-write of the index: under its lock, as an update */
+    if ((status = cli_load_index(run.index_path, !cli_opt_given(&spec, "no-verify"),
+                                 run.store ? HARMONIA_LOCK_TRY : HARMONIA_LOCK_NONE, run.quiet, &tree)) != 0)
         return status;
     harmonia_status hs = harmonia_info(tree, &run.info);
     if (hs != HARMONIA_OK) {
@@ -402,7 +407,7 @@ int cli_cmd_profile_ntg(int argc, char **argv)
     if (run.store) {
         if ((hs = harmonia_set_group_size(tree, run.choice)) != HARMONIA_OK ||
             (hs = harmonia_save(tree, run.index_path)) != HARMONIA_OK) {
-            status = cli_library_error(tree, hs, run.index_path);
+            status = cli_library_error(tree, hs, NULL); /* the save's messages name the file */
             goto done;
         }
         run.stored = true;

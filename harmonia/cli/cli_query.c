@@ -28,7 +28,7 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
     {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
     {"constant-levels", "N", "GPU: internal levels kept in __constant__ memory, a count or all "  \
                              "(default 1: the root)", NULL},                                      \
-    {"no-verify", NULL, "load the index without checksums and integrity check", NULL},          \
+    {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},                                                \
     {"quiet", NULL, "no progress bar, no summary", NULL}
 
 typedef struct query_run {
@@ -61,7 +61,7 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
         (status = cli_opt_choice(spec, "format", out_formats, 0, &out_format)) ||
         (status = cli_opt_choice(spec, "backend", cli_backend_names, 0, &run->backend_index)) ||
         (status = cli_opt_u64(spec, "threads", 0, 0, 1u << 16, &threads)) ||
-        (status = cli_opt_u64(spec, "group-size", 0, 0, 32, &group_size)) ||
+        (status = cli_opt_u64(spec, "group-size", 0, 0, UINT64_MAX, &group_size)) ||
         (status = cli_opt_choice(spec, "psa", psa_modes, 0, &psa_mode)) ||
         (status = cli_opt_u64(spec, "window", 0, 0, 1u << 30, &window)) ||
         (status = cli_opt_u64(spec, "psa-bits", 0, 0, 64, &psa_bits)) ||
@@ -75,6 +75,14 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
         return cli_usage_error("--json and --format bin exclude each other");
     if (run->binary_out && cli_is_stdout(run->out_path) && isatty(STDOUT_FILENO))
         return cli_usage_error("binary results to a terminal: give --out FILE");
+    if (group_size != 0 && (group_size > 32 || (group_size & (group_size - 1)) != 0))
+        return cli_usage_error("--group-size %llu: G must be 1, 2, 4, 8, 16 or 32 (threads per "
+                               "query on the GPU; 0 or absent: the index's stored choice)",
+                               (unsigned long long)group_size);
+    const char *input_option_name = strcmp(input_option, "queries") == 0 ? "--queries" : "--ranges";
+    const cli_named_path inputs[] = {{"--index", run->index_path}, {input_option_name, run->input_path}};
+    if ((status = cli_check_output("--out", run->out_path, inputs, CLI_COUNT_OF(inputs))) != 0)
+        return status;
     harmonia_query_config_init(&run->config);
     run->config.backend = cli_backend_of(run->backend_index);
     run->config.threads = (int)threads;
@@ -83,12 +91,13 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
     run->config.psa_window = window;
     run->config.psa_bits = (uint32_t)psa_bits;
     run->config.pipeline_depth = (uint32_t)depth;
+    run->config.memory = HARMONIA_MEMORY_HOST; /* the tool's arrays are malloc'd */
 
     int32_t constant_levels;
     if ((status = cli_opt_constant_levels(spec, &constant_levels)) != 0)
         return status;
 
-    if ((status = cli_load_index(run->index_path, !cli_opt_given(spec, "no-verify"), run->quiet,
+    if ((status = cli_load_index(run->index_path, !cli_opt_given(spec, "no-verify"), HARMONIA_LOCK_NONE, run->quiet,
                                  &run->tree)) != 0)
         return status;
     harmonia_status hs = harmonia_set_constant_levels(run->tree, constant_levels);
@@ -96,10 +105,15 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
         hs = harmonia_info(run->tree, &run->info);
     if (hs != HARMONIA_OK)
         return cli_library_error(run->tree, hs, run->index_path);
+    if (group_size > run->info.fanout)
+        return cli_usage_error("--group-size %llu: larger than the index's fanout (G <= F; %s has "
+                               "F = %u)",
+                               (unsigned long long)group_size, run->index_path, run->info.fanout);
     cli_progress progress;
     cli_progress_init(&progress, run->quiet);
     status = cli_read_records(run->input_path, (cli_format)input_format, run->info.key_bits,
-                              fields, fields, fields, what, &run->input, &progress);
+                              fields, fields, fields, what, CLI_INDEX_WIDTH_HINT(run->info.key_bits),
+                              &run->input, &progress);
     cli_progress_done(&progress);
     return status;
 }

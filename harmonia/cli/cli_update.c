@@ -20,6 +20,8 @@ static int report_rejected_batch(harmonia_tree *tree, harmonia_status hs, const 
     const char *message = harmonia_last_error(tree);
     if (message[0] == '\0')
         message = harmonia_strerror(hs);
+    if (hs == HARMONIA_ERR_CORRUPT) /* the index, loaded with --no-verify, failed verification */
+        return cli_error("%s (%s); %s is unchanged", message, harmonia_strerror(hs), index_path);
     if (hs != HARMONIA_ERR_KEY_EXISTS && hs != HARMONIA_ERR_KEY_MISSING)
         return cli_error("%s: %s (%s); nothing was applied and %s is unchanged", ops_path,
                          message, harmonia_strerror(hs), index_path);
@@ -133,7 +135,9 @@ int cli_cmd_update(int argc, char **argv)
                             "(default: library's)", NULL},
         {"threads", "T", "OpenMP threads (default: OpenMP's)", NULL},
         {"json", NULL, "print the statistics as JSON", NULL},
-        {"no-verify", NULL, "load the index without checksums and integrity check", NULL},
+        {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},
+        {"wait", NULL, "wait while another process updates the index (default: fail at once "
+                       "with 'index is being updated by another process')", NULL},
         {"quiet", NULL, "no progress bar, no summary", NULL},
     };
     cli_spec spec = {
@@ -176,15 +180,23 @@ int cli_cmd_update(int argc, char **argv)
         return cli_usage_error("--split-fill: must be in (0, 1]");
     const char *target = cli_opt_str(&spec, "out", index_path);
     if (cli_is_stdout(target))
-        return cli_usage_error("--out: an index is saved to a file, not standard output");
+        return cli_usage_error("--out -: an index is saved to a file, not standard output (a file "
+                               "named '-' is './-')");
+    const cli_named_path inputs[] = {{"--ops", ops_path}};
+    if (cli_opt_given(&spec, "out") &&
+        (status = cli_check_output("--out", target, inputs, CLI_COUNT_OF(inputs))) != 0)
+        return status;
     bool json = cli_opt_given(&spec, "json");
     bool quiet = cli_opt_given(&spec, "quiet");
     update_times times = {0, 0, 0, 0, 0};
 
     double t0 = cli_now();
     harmonia_tree *tree = NULL;
-    if ((status = cli_load_index(index_path, !cli_opt_given(&spec, "no-verify"), quiet,
-                                 &tree)) != 0)
+    /* The update is a read-modify-write of the file: the index's lock is taken before it is read
+     * and held until the new file is in place, so that concurrent updates never lose a batch. */
+    if ((status = cli_load_index(index_path, !cli_opt_given(&spec, "no-verify"),
+                                 cli_opt_given(&spec, "wait") ? HARMONIA_LOCK_WAIT : HARMONIA_LOCK_TRY,
+                                 quiet, &tree)) != 0)
         return status;
     harmonia_tree_info before, after;
     harmonia_status hs = harmonia_info(tree, &before);

@@ -1,8 +1,27 @@
 /* main.c — the entry of the harmonia command-line tool: the command table, `harmonia --help`,
  * `--version`, and dispatch to the cli_cmd_* functions. Each command parses its own options. */
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* Set when a command returns. A runtime that exits the process on its own before that (libgomp
+ * does, after "libgomp: Thread creation failed: ...", when the system refuses its threads) gets
+ * a line of ours after its own, saying what to do. */
+static bool command_returned;
+
+static void explain_early_exit(void)
+{
+    if (command_returned)
+        return;
+    fflush(stdout);
+    fprintf(stderr,
+            "harmonia %s: stopped before finishing: the OpenMP runtime could not start its threads "
+            "(its reason is above). Use fewer threads (--threads or OMP_NUM_THREADS) or a smaller "
+            "OMP_STACKSIZE, or raise the limits on processes and memory (ulimit -u, ulimit -v)\n",
+            cli_command[0] != '\0' ? cli_command : "");
+}
 
 typedef struct cli_command_entry {
     const char *name;
@@ -85,7 +104,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < CLI_COUNT_OF(commands); i++) {
         if (strcmp(commands[i].name, name) == 0) {
             cli_command = commands[i].name;
+            atexit(explain_early_exit);
             int status = commands[i].run(argc - 2, argv + 2);
+            command_returned = true;
             if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
                 status = cli_error("standard output: write failed");
             return status;

@@ -1,0 +1,137 @@
+/* ntg_device.cuh — the device-side building blocks of every NTG kernel, in the layers CUB uses:
+ * the group search inside one node (warp scope: coalesced loads, one ballot and one shuffle) and
+ * the root-to-leaf traversal (group scope), generic over the reader of the first-child array.
+ * Included by the kernel files of ntg/ only; the launches live there. */
+#ifndef HARMONIA_NTG_DEVICE_CUH
+#define HARMONIA_NTG_DEVICE_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+extern "C" {
+#include "ntg/ntg.h"
+}
+
+template <typename K> __device__ __forceinline__ K max_key_of();
+template <> __device__ __forceinline__ uint32_t max_key_of<uint32_t>() { return UINT32_MAX; }
+template <> __device__ __forceinline__ uint64_t max_key_of<uint64_t>() { return UINT64_MAX; }
+
+/* ------------------------------------------------------------------------------------------------
+ * Group search in one node (warp scope).
+ * The G threads of a group split the node's `slots` sorted keys into chunks of per = slots / G
+ * (at least 1; with slots < G the extra threads hold empty chunks). Each thread counts the keys of
+ * its chunk that satisfy the comparison (< q when STRICT, else <= q) with 16-byte loads. Keys are
+ * sorted, so the full chunks form a prefix: one ballot counts them (f), and one shuffle fetches the
+ * count of chunk f, the only partial one. No early exit.
+ * ---------------------------------------------------------------------------------------------- */
+template <typename K, bool STRICT>
+__device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K q)
+{
+    uint32_t count = 0;
+    if (per * sizeof(K) >= 16) {
+        const uint4 *vec = reinterpret_cast<const uint4 *>(chunk);
+        const uint32_t n_vec = per * (uint32_t)sizeof(K) / 16;
+        for (uint32_t v = 0; v < n_vec; v++) {
+            uint4 raw = __ldg(vec + v);
+            K part[16 / sizeof(K)];
+            memcpy(part, &raw, 16);
+#pragma unroll
+            for (int k = 0; k < (int)(16 / sizeof(K)); k++)
+                count += STRICT ? (part[k] < q) : (part[k] <= q);
+        }
+    } else {
+        for (uint32_t k = 0; k < per; k++) {
+            K key = __ldg(chunk + k);
+            count += STRICT ? (key < q) : (key <= q);
+        }
+    }
+    return count;
+}
+
+/* WARP_UNIFORM: every group of the warp calls this at the same point (the descents: no early exit,
+ * dummy queries past the end), so the ballot and the shuffle name the whole warp — a constant mask.
+ * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
+ * lanes only; a mask computed per lane costs a WARPSYNC per call (measured on the H100: G = 2 at
+ * 2^26 keys went from 17.3 to 24.4 ms per 2^27 lookups when the descents used it). */
+template <typename K, int G, bool STRICT, bool WARP_UNIFORM>
+__device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
+                                                uint32_t lane_in_group, uint32_t group_shift)
+{
+    if (G == 1)
+        return count_chunk<K, STRICT>(node, slots, q);
+    const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
+    const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
+    const bool has_chunk = lane_in_group < chunks;
+    uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
+    const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
+    const uint32_t group_mask = WARP_UNIFORM ? 0xffffffffu : group_bits << group_shift;
+    const uint32_t full_mask = (__ballot_sync(group_mask, has_chunk && count == per) >> group_shift) & group_bits;
+    const uint32_t full = __popc(full_mask);
+    const uint32_t partial = __shfl_sync(group_mask, count, full < chunks ? full : 0, G);
+    return full * per + (full < chunks ? partial : 0);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Traversal (group scope).
+ * ---------------------------------------------------------------------------------------------- */
+/* First-child readers: the traversal takes one as a template argument. The __constant__ copy of the
+ * top of the array belongs to ntg_kernels.cu; other kernels read the array through the read-only
+ * cache alone. */
+struct ntg_first_child_global {
+    __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
+    {
+        return __ldg(v.first_child + node);
+    }
+};
+
+/* Leaf number (0-based) where the search for q ends. */
+template <typename K, int G, bool WARP_UNIFORM, typename FC>
+__device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
+                                            uint32_t group_shift, FC first_child_at)
+{
+    const K *keys = static_cast<const K *>(v.keys);
+    uint64_t node = 0;
+    for (uint32_t level = 0; level + 1 < v.height; level++) {
+        const uint32_t first = first_child_at(v, node);
+        const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
+        const uint32_t j = group_count<K, G, false, WARP_UNIFORM>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
+        node = first + (j < last_child ? j : last_child);
+    }
+    return node - v.n_internal;
+}
+
+/* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count). */
+template <typename K, int G, bool WARP_UNIFORM, typename FC>
+__device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
+                                            uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out,
+                                            FC first_child_at)
+{
+    const K *keys = static_cast<const K *>(v.keys);
+    const uint64_t leaf = descend<K, G, WARP_UNIFORM, FC>(v, q, lane_in_group, group_shift, first_child_at);
+    const uint32_t slot = group_count<K, G, true, WARP_UNIFORM>(keys + v.leaf_key_base + leaf * v.leaf_size, v.leaf_size, q,
+                                                  lane_in_group, group_shift);
+    *leaf_out = leaf;
+    *slot_out = slot;
+    return __ldg(v.leaf_rank + leaf) + slot;
+}
+
+/* The group's place in its warp. */
+struct group_place {
+    uint32_t lane_in_group, group_in_warp, group_shift;
+    uint64_t warp, warps;
+};
+
+template <int G> __device__ __forceinline__ group_place place_of_thread()
+{
+    group_place p;
+    const uint32_t lane = threadIdx.x & 31u;
+    p.lane_in_group = lane % G;
+    p.group_in_warp = lane / G;
+    p.group_shift = p.group_in_warp * G;
+    p.warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+    p.warps = (uint64_t)gridDim.x * blockDim.x / 32u;
+    return p;
+}
+
+#endif /* HARMONIA_NTG_DEVICE_CUH */

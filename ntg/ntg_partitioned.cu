@@ -1,0 +1,364 @@
+/* ntg_partitioned.cu — point lookups and lower bounds of a window that PSA partitioned by bucket
+ * (psa.h): each block takes a tile of consecutive slots, whose queries fall in a few neighbouring
+ * buckets, hence in a short run of leaves that the bucket table names; it copies those leaves into
+ * shared memory with 16-byte loads and answers every query there (a binary search over the
+ * leaves' first keys, then one inside the leaf); only the values come from global memory. A tile
+ * whose leaves do not fit descends the tree, one thread per query. Also builds the bucket table. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ntg/ntg_device.cuh"
+#include "ntg/ntg_policy.h"
+
+namespace {
+
+/* table[u] = the last leaf whose first key is <= psa_bucket_start(u) (0 if none), u < 2^bits;
+ * table[2^bits] = the last leaf. Every query q of bucket u then searches leaves
+ * table[u] .. table[u + 1] (the leaf of q is the last leaf whose first key is <= q). */
+template <typename K>
+__global__ void table_kernel(const ntg_view v, psa_plan plan, uint32_t *__restrict__ table, uint32_t entries)
+{
+    const K *first_keys = static_cast<const K *>(v.keys) + v.leaf_key_base;
+    for (uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < entries; u += gridDim.x * blockDim.x) {
+        if (u + 1 == entries) {
+            table[u] = (uint32_t)(v.n_leaves - 1);
+            continue;
+        }
+        const K start = (K)psa_bucket_start(&plan, u);
+        uint64_t lo = 0, hi = v.n_leaves; /* lo = leaves whose first key is <= start */
+        while (lo < hi) {
+            const uint64_t mid = (lo + hi) / 2;
+            if (__ldg(first_keys + mid * v.leaf_size) <= start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        table[u] = (uint32_t)(lo ? lo - 1 : 0);
+    }
+}
+
+#define NO_VALUE UINT64_MAX
+
+/* Leaves hold at least this many slots (KR_MIN_NODE): a staged row is at least 9 keys long. */
+#define NTG_PS_MIN_LEAF 8
+
+template <typename K> struct stage_shape {
+    static constexpr uint32_t keys = NTG_PS_STAGE_BYTES / sizeof(K);
+    static constexpr uint32_t firsts = keys / (NTG_PS_MIN_LEAF + 1) + 1;
+};
+
+
+/* Unordered results of the tile's slots from `first` on, which hold queries outside the span: not
+ * found, and their positions. */
+template <typename K>
+__device__ __forceinline__ void outside_slots(uint64_t first, uint64_t end, K *__restrict__ values_out,
+                                              uint8_t *__restrict__ found_out,
+                                              const uint32_t *__restrict__ outside_positions,
+                                              uint64_t *__restrict__ positions_out, uint64_t position_base)
+{
+    for (uint64_t j = first + threadIdx.x; j < end; j += NTG_PS_THREADS) {
+        if (values_out)
+            values_out[j] = 0;
+        found_out[j] = 0;
+        positions_out[j] = position_base + outside_positions[j];
+    }
+}
+
+/* The leaves a run of partitioned slots can fall in: those of its first and last bucket and all
+ * between (one more for lower bounds, whose answer may be the next leaf's first key). */
+template <typename K, bool LOWER_BOUND>
+__device__ __forceinline__ void leaves_of(const ntg_view &v, const psa_plan &plan, const uint32_t *table, K first_q,
+                                          K last_q, uint32_t *l0, uint32_t *l1)
+{
+    *l0 = __ldg(table + psa_bucket(&plan, first_q));
+    uint32_t last = __ldg(table + psa_bucket(&plan, last_q) + 1);
+    if (LOWER_BOUND && last + 1 < v.n_leaves)
+        last++;
+    *l1 = last;
+}
+
+/* Stages leaves l0 .. l0 + rows - 1 (leaf r's L keys at stage[r * (L + 1) ..], its first key at
+ * firsts[r]) and answers items k0 .. k1 - 1 of each thread there; ALL: every item (no predicates).
+ * Ends with the block synchronised, the stage free again. */
+template <typename K, bool LOWER_BOUND, bool ALL, int ITEMS>
+__device__ __forceinline__ void stage_and_search(const ntg_view &v, const K (&q)[ITEMS], uint32_t k0, uint32_t k1,
+                                                 uint32_t l0, uint32_t rows, K *stage, K *firsts,
+                                                 uint64_t (&value_at)[ITEMS], K (&key)[ITEMS])
+{
+    const K *leaf_level = static_cast<const K *>(v.keys) + v.leaf_key_base;
+    const K max_key = max_key_of<K>();
+    const uint32_t L = v.leaf_size, row = L + 1;
+    const uint32_t per_vec = 16 / sizeof(K), vecs_per_row = L / per_vec;
+    const uint32_t row_shift = __ffs(vecs_per_row) - 1;
+    const uint4 *src = reinterpret_cast<const uint4 *>(leaf_level + (uint64_t)l0 * L);
+    for (uint32_t x = threadIdx.x; x < rows * vecs_per_row; x += NTG_PS_THREADS) {
+        const uint32_t r = x >> row_shift, col = x & (vecs_per_row - 1);
+        const uint4 word = __ldg(src + x);
+        K part[16 / sizeof(K)];
+        memcpy(part, &word, 16);
+        K *dst = stage + r * row + col * per_vec;
+#pragma unroll
+        for (int e = 0; e < (int)(16 / sizeof(K)); e++)
+            dst[e] = part[e];
+        if (col == 0)
+            firsts[r] = part[0];
+    }
+    __syncthreads();
+#define PS_MINE(k) (ALL || ((uint32_t)(k) >= k0 && (uint32_t)(k) < k1))
+    /* the leaf: the last row whose first key is <= q (row 0 when none is) */
+    uint32_t r[ITEMS], sl[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++)
+        r[k] = sl[k] = 0;
+    for (uint32_t len = rows; len > 1;) {
+        const uint32_t half = len >> 1;
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++)
+            if (PS_MINE(k))
+                r[k] = firsts[r[k] + half] <= q[k] ? r[k] + half : r[k];
+        len -= half;
+    }
+    /* the slot: the number of the leaf's keys < q (padding is the maximum key, never < q) */
+    for (uint32_t step = L >> 1; step > 0; step >>= 1) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++)
+            if (PS_MINE(k))
+                sl[k] = stage[r[k] * row + sl[k] + step - 1] < q[k] ? sl[k] + step : sl[k];
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        if (!PS_MINE(k))
+            continue;
+        const K *rp = stage + r[k] * row;
+        sl[k] += rp[sl[k]] < q[k];
+        const uint64_t leaf = l0 + r[k];
+        const K at = sl[k] < L ? rp[sl[k]] : max_key;
+        if (LOWER_BOUND) {
+            /* past the leaf's keys: slot L, or padding (the maximum key, real only as the last key
+             * of the last leaf of a tree that holds it) */
+            const bool real_max = v.max_key_present && leaf + 1 == v.n_leaves;
+            if (sl[k] < L && (at != max_key || real_max)) {
+                value_at[k] = leaf * L + sl[k];
+                key[k] = at;
+            } else if (leaf + 1 < v.n_leaves) {
+                value_at[k] = (leaf + 1) * L;
+                key[k] = r[k] + 1 < rows ? firsts[r[k] + 1] : __ldg(leaf_level + (leaf + 1) * L);
+            } else {
+                value_at[k] = NO_VALUE;
+                key[k] = 0;
+            }
+        } else {
+            const bool found = at == q[k] && sl[k] < L && (q[k] != max_key || v.max_key_present);
+            value_at[k] = found ? leaf * L + sl[k] : NO_VALUE;
+        }
+    }
+#undef PS_MINE
+    __syncthreads(); /* every thread is done with the stage before it is filled again */
+}
+
+/* Items k0 .. k1 - 1 of each thread, one thread per query down the tree: for chunks whose leaves do
+ * not fit the stage. */
+template <typename K, bool LOWER_BOUND, int ITEMS>
+__device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITEMS], uint32_t k0, uint32_t k1,
+                                             uint64_t (&value_at)[ITEMS], K (&key)[ITEMS])
+{
+    const K *leaf_level = static_cast<const K *>(v.keys) + v.leaf_key_base;
+    const K max_key = max_key_of<K>();
+    const uint32_t L = v.leaf_size;
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        if ((uint32_t)k < k0 || (uint32_t)k >= k1)
+            continue;
+        const uint64_t leaf = descend<K, 1, true>(v, q[k], 0, 0, ntg_first_child_global());
+        const K *leaf_keys = leaf_level + leaf * L;
+        const uint32_t sl = group_count<K, 1, true, true>(leaf_keys, L, q[k], 0, 0);
+        const K at = sl < L ? __ldg(leaf_keys + sl) : max_key;
+        if (LOWER_BOUND) {
+            const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
+            if (sl < in_leaf) {
+                value_at[k] = leaf * L + sl;
+                key[k] = at;
+            } else if (leaf + 1 < v.n_leaves) {
+                value_at[k] = (leaf + 1) * L;
+                key[k] = __ldg(leaf_level + (leaf + 1) * L);
+            } else {
+                value_at[k] = NO_VALUE;
+                key[k] = 0;
+            }
+        } else {
+            const bool found = sl < L && at == q[k] && (q[k] != max_key || v.max_key_present);
+            value_at[k] = found ? leaf * L + sl : NO_VALUE;
+        }
+    }
+}
+
+/* A block's tile is ITEMS slots a thread. CHUNKED (sparse windows): the tile is searched in chunks
+ * of NTG_PS_THREADS * m slots (m items per thread) — the whole tile when its leaves fit the stage,
+ * else halves, quarters ... down to one item per thread — and a chunk whose leaves still do not fit
+ * descends the tree one thread per query; each leaf is still read whole and coalesced. Not
+ * CHUNKED (dense windows): the whole tile is staged, or descends; no predicates, fewer registers. */
+template <typename K, bool LOWER_BOUND, int ITEMS, bool CHUNKED>
+__global__ void __launch_bounds__(NTG_PS_THREADS, CHUNKED ? NTG_PS_SPARSE_MIN_BLOCKS : NTG_PS_MIN_BLOCKS)
+search_kernel(const ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
+              uint32_t n, const uint32_t *__restrict__ in_span, K *__restrict__ values_out, K *__restrict__ keys_out,
+              uint8_t *__restrict__ found_out, const uint32_t *__restrict__ positions,
+              const uint32_t *__restrict__ outside_positions, uint64_t *__restrict__ positions_out,
+              uint64_t position_base)
+{
+    __shared__ __align__(16) K stage[stage_shape<K>::keys];
+    __shared__ K firsts[stage_shape<K>::firsts];
+    __shared__ uint32_t sub_l0[ITEMS], sub_l1[ITEMS];
+    const K *values = static_cast<const K *>(v.leaf_values);
+    const uint32_t max_rows = stage_shape<K>::keys / (v.leaf_size + 1);
+    const uint64_t tile = (uint64_t)blockIdx.x * (NTG_PS_THREADS * ITEMS);
+    /* slots from *in_span on hold queries outside the span: only unordered results need them */
+    const uint32_t searched = in_span ? *in_span : n;
+    const uint64_t tile_end = n - tile < (NTG_PS_THREADS * ITEMS) ? n : tile + (NTG_PS_THREADS * ITEMS);
+    if (positions_out && tile_end > searched)
+        outside_slots<K>(tile > searched ? tile : searched, tile_end, values_out, found_out, outside_positions,
+                         positions_out, position_base);
+    if (tile >= searched)
+        return; /* block-uniform */
+    const uint32_t in_tile = searched - tile < (NTG_PS_THREADS * ITEMS) ? (uint32_t)(searched - tile) : (NTG_PS_THREADS * ITEMS);
+
+    K q[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        const uint32_t at = (uint32_t)k * NTG_PS_THREADS + threadIdx.x;
+        q[k] = at < in_tile ? queries[tile + at] : queries[tile + in_tile - 1];
+    }
+    /* the leaves of each finest chunk (slots in bucket order: a chunk's leaves run from its first
+     * slot's to its last slot's) */
+    if (threadIdx.x < ITEMS) {
+        const uint32_t first = threadIdx.x * NTG_PS_THREADS;
+        if (first < in_tile) {
+            const uint32_t last = first + NTG_PS_THREADS < in_tile ? first + NTG_PS_THREADS - 1 : in_tile - 1;
+            leaves_of<K, LOWER_BOUND>(v, plan, table, queries[tile + first], queries[tile + last],
+                                      &sub_l0[threadIdx.x], &sub_l1[threadIdx.x]);
+        } else {
+            sub_l0[threadIdx.x] = sub_l1[threadIdx.x] = 0;
+        }
+    }
+    __syncthreads();
+    const uint32_t used = (in_tile + NTG_PS_THREADS - 1) / NTG_PS_THREADS; /* finest chunks in use */
+    /* the largest chunk (items per thread, a power of two) whose every chunk fits the stage */
+    uint32_t m = ITEMS;
+    for (; CHUNKED && m > 1; m >>= 1) {
+        bool fits = true;
+        for (uint32_t c = 0; c < used; c += m) {
+            const uint32_t end = c + m < used ? c + m : used;
+            fits = fits && sub_l1[end - 1] - sub_l0[c] + 1 <= max_rows;
+        }
+        if (fits)
+            break;
+    }
+
+    /* per query: where its value is (NO_VALUE: not found) and, for lower bounds, the key */
+    uint64_t value_at[ITEMS];
+    K key[ITEMS];
+    if (!CHUNKED) { /* dense: the whole tile at once, staged or descending */
+        const uint32_t rows = sub_l1[used - 1] - sub_l0[0] + 1;
+        if (rows <= max_rows)
+            stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], rows, stage, firsts, value_at,
+                                                          key);
+        else
+            descend_each<K, LOWER_BOUND, ITEMS>(v, q, 0, ITEMS, value_at, key);
+    } else if (m == ITEMS && used == ITEMS) { /* block-uniform: the whole tile at once */
+        stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], sub_l1[ITEMS - 1] - sub_l0[0] + 1,
+                                                      stage, firsts, value_at, key);
+    } else {
+        for (uint32_t c = 0; c < used; c += m) { /* block-uniform */
+            const uint32_t k0 = c, k1 = c + m < used ? c + m : used; /* this chunk's items */
+            const uint32_t l0 = sub_l0[k0], rows = sub_l1[k1 - 1] - l0 + 1;
+            if (rows <= max_rows)
+                stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, q, k0, k1, l0, rows, stage, firsts, value_at, key);
+            else
+                descend_each<K, LOWER_BOUND, ITEMS>(v, q, k0, k1, value_at, key);
+        }
+    }
+
+    /* results, in slot order: every value load first, then the stores */
+    K value[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++)
+        value[k] = (uint32_t)k < used && value_at[k] != NO_VALUE && values_out ? __ldg(values + value_at[k]) : (K)0;
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        const uint32_t at = (uint32_t)k * NTG_PS_THREADS + threadIdx.x;
+        if (at >= in_tile)
+            continue;
+        const uint64_t j = tile + at;
+        if (values_out)
+            values_out[j] = value[k];
+        if (LOWER_BOUND && keys_out)
+            keys_out[j] = key[k];
+        found_out[j] = value_at[k] != NO_VALUE;
+        if (positions_out)
+            positions_out[j] = position_base + positions[j];
+    }
+}
+
+unsigned blocks_for(uint64_t items, uint64_t per_block)
+{
+    const uint64_t b = (items + per_block - 1) / per_block;
+    return b ? (unsigned)b : 1u;
+}
+
+} /* namespace */
+
+extern "C" cudaError_t ntg_build_bucket_table(const ntg_view *v, const psa_plan *plan, uint32_t *table,
+                                              cudaStream_t stream)
+{
+    if (v->n_leaves == 0 || plan->bits > 31)
+        return cudaErrorInvalidValue;
+    const uint32_t entries = (1u << plan->bits) + 1;
+    const unsigned blocks = blocks_for(entries, 256) < 4096 ? blocks_for(entries, 256) : 4096;
+    if (v->key_bits == 32)
+        table_kernel<uint32_t><<<blocks, 256, 0, stream>>>(*v, *plan, table, entries);
+    else
+        table_kernel<uint64_t><<<blocks, 256, 0, stream>>>(*v, *plan, table, entries);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const psa_plan *plan, const uint32_t *table,
+                                                     bool lower_bound, const void *queries, uint32_t n,
+                                                     const uint32_t *in_span, void *values_out, void *keys_out,
+                                                     uint8_t *found_out, const uint32_t *positions,
+                                                     const uint32_t *outside_positions, uint64_t *positions_out,
+                                                     uint64_t position_base, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!found_out || v->n_keys == 0 || (positions_out && (!positions || (in_span && !outside_positions))))
+        return cudaErrorInvalidValue;
+    /* dense windows: the lean kernel of NTG_PS_ITEMS slots a thread; sparse ones: small tiles searched
+     * in chunks (ntg_policy.h) */
+    const uint64_t stage_rows = NTG_PS_STAGE_BYTES / (v->key_bits / 8) / (v->leaf_size + 1);
+    const bool dense = (uint64_t)n * stage_rows * 2 >= (uint64_t)NTG_PS_DENSE_TILE_SPAN * NTG_PS_TILE * v->n_leaves;
+    const unsigned blocks = blocks_for(n, (uint64_t)NTG_PS_THREADS * (dense ? NTG_PS_ITEMS : NTG_PS_SPARSE_ITEMS));
+#define PS_LAUNCH(K, LB)                                                                                        \
+    do {                                                                                                        \
+        if (dense)                                                                                              \
+            search_kernel<K, LB, NTG_PS_ITEMS, false><<<blocks, NTG_PS_THREADS, 0, stream>>>(                   \
+                *v, *plan, table, (const K *)queries, n, in_span, (K *)values_out, LB ? (K *)keys_out : NULL,     \
+                found_out, positions, outside_positions, positions_out, position_base);                         \
+        else                                                                                                    \
+            search_kernel<K, LB, NTG_PS_SPARSE_ITEMS, true><<<blocks, NTG_PS_THREADS, 0, stream>>>(             \
+                *v, *plan, table, (const K *)queries, n, in_span, (K *)values_out, LB ? (K *)keys_out : NULL,     \
+                found_out, positions, outside_positions, positions_out, position_base);                         \
+    } while (0)
+    if (v->key_bits == 32) {
+        if (lower_bound)
+            PS_LAUNCH(uint32_t, true);
+        else
+            PS_LAUNCH(uint32_t, false);
+    } else {
+        if (lower_bound)
+            PS_LAUNCH(uint64_t, true);
+        else
+            PS_LAUNCH(uint64_t, false);
+    }
+#undef PS_LAUNCH
+    return cudaGetLastError();
+}

@@ -1,0 +1,40 @@
+/* ntg_policy.h — the tuning numbers of the NTG kernels, apart from the algorithms (as CUB's
+ * policies): block shapes, the shared-memory stage of the partitioned search, range walks. Chosen
+ * by measurement on the H100 (bench/NOTES.md); nothing here changes a result. */
+#ifndef HARMONIA_NTG_POLICY_H
+#define HARMONIA_NTG_POLICY_H
+
+/* The descent kernels: threads per block, and the cap on blocks (they loop grid-stride). */
+#define NTG_BLOCK_THREADS 256
+#define NTG_MAX_BLOCKS (1u << 20)
+
+/* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
+#define NTG_RANGE_WALK_LEAVES 2
+/* Ranges longer than this are copied by the whole warp, shorter ones by their group. */
+#define NTG_WARP_COPY_MIN 64
+/* The group size of a range collect, from the ranges' mean length (pairs): long ranges want one
+ * range per warp (as many warps copying as there are ranges), short ones the tree's G. */
+static inline unsigned ntg_collect_group_size(double mean_length, unsigned tree_group)
+{
+    return mean_length >= 512 ? 32u : mean_length >= 32 ? 8u : tree_group;
+}
+
+/* The search of a partitioned window (ntg_partitioned.cu): a block takes a tile of
+ * NTG_PS_THREADS * NTG_PS_ITEMS consecutive slots, stages the leaves they can fall in into
+ * NTG_PS_STAGE_BYTES of shared memory (rows of L + 1 keys, so that rows start on different banks)
+ * and searches there; a tile whose leaves do not fit descends the tree instead. A window is dense
+ * when a tile's expected leaves (NTG_PS_TILE slots at the window's queries per leaf) times
+ * NTG_PS_DENSE_TILE_SPAN / 2 (room for tiles that straddle buckets) fit the stage; sparser windows
+ * take tiles of NTG_PS_SPARSE_ITEMS slots a thread, searched in chunks whose leaves fit (more
+ * blocks in flight, each staging less). */
+#define NTG_PS_THREADS 256
+#define NTG_PS_ITEMS 8
+#define NTG_PS_TILE (NTG_PS_THREADS * NTG_PS_ITEMS)
+#define NTG_PS_SPARSE_ITEMS 2
+#define NTG_PS_DENSE_TILE_SPAN 3
+#define NTG_PS_STAGE_BYTES (36u * 1024u)
+/* Blocks of the partitioned search resident per SM (the register budget follows). */
+#define NTG_PS_MIN_BLOCKS 4
+#define NTG_PS_SPARSE_MIN_BLOCKS 5
+
+#endif /* HARMONIA_NTG_POLICY_H */

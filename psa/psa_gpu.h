@@ -1,0 +1,58 @@
+/* psa_gpu.h — the GPU side of PSA by partition (psa_partition.cu; only where CUDA is built): the
+ * partition of a query window and the restore of its results' order, as psa.h describes them, and
+ * the CUB exclusive scan of the range-collect pipeline. */
+#ifndef HARMONIA_PSA_GPU_H
+#define HARMONIA_PSA_GPU_H
+
+#include "psa/psa.h"
+
+#include <cuda_runtime.h>
+
+/* Scratch: two-phase as CUB. psa_workspace_bytes gives the bytes for windows of up to `capacity`
+ * queries under `plan` (key arrays, maps, bin counters, CUB scan scratch), carved from one buffer. */
+cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_plan *plan, size_t *bytes_out);
+
+/* Where a partitioned window is: keys in bucket order, and either what the restore reads (per pass,
+ * for each grouped tile position, its slot and its item's place in the tile; slots2 == NULL after
+ * one pass) or, for unordered results, each slot's query index. The pointers point into the
+ * workspace and stay valid until it is used again; psa_restore needs the rest. */
+typedef struct psa_partitioned {
+    const void *keys;
+    const uint32_t *in_span;         /* device: the queries inside [key_min, key_max], at slots
+                                        0 .. *in_span - 1; those outside follow, unsearched */
+    const uint32_t *slots1, *slots2; /* ordered windows (NULL for unordered ones) */
+    const uint32_t *positions;       /* unordered: the window-relative query index of each slot
+                                        below *in_span ... */
+    const uint32_t *outside_positions; /* ... and of each slot from *in_span on */
+    /* for psa_restore */
+    psa_plan plan;
+    uint32_t n;
+    void *workspace;
+} psa_partitioned;
+
+/* Partitions n queries (device array of the key width) under plan, on stream. unordered: record
+ * positions instead of maps. Asynchronous; errors are launch errors. */
+cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,
+                          void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
+
+/* The answer to queries outside the span: above key_max nothing is found; below key_min a lookup
+ * finds nothing and a lower bound finds the smallest key (key, value, found = true). */
+typedef struct psa_outside_answer {
+    uint64_t key, value;
+    bool found;
+} psa_outside_answer;
+
+/* The restore: for each query i of the window inside the span, values_out[i] = values[slot(i)],
+ * keys_out[i] = keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from
+ * what part recorded; queries below the span get *below (NULL: not found), those above not found.
+ * Uses part's workspace (the partitioned keys are overwritten). Asynchronous. */
+cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values, const void *keys,
+                        const uint8_t *found, void *values_out, void *keys_out, uint8_t *found_out,
+                        const psa_outside_answer *below, cudaStream_t stream);
+
+/* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
+cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);
+cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const uint64_t *counts, uint64_t *offsets,
+                               uint64_t n, cudaStream_t stream);
+
+#endif /* HARMONIA_PSA_GPU_H */

@@ -1,0 +1,598 @@
+/* psa_partition.cu — PSA by partition on the GPU (psa.h says what and why): the bin counts, the
+ * one or two partition passes that group a window of queries by bucket and record where each query
+ * went, and the restore that brings results back into query order. Also the CUB exclusive scan of
+ * the range-collect pipeline. The search of a partitioned window is in ntg/.
+ *
+ * Every pass and every restore step works on tiles of PSA_TILE items and groups each tile by bin in
+ * shared memory before it touches the scattered side (as CUB's onesweep does): a tile's items of
+ * one bin occupy one run of consecutive slots, so the tile writes (and the restore reads) those runs
+ * whole instead of one 8-byte word per lane — measured on the H100, single scattered words ran at
+ * the L2's random-access rate (about 68 G words/s) and cost more than the search itself. */
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
+extern "C" {
+#include "psa/psa_gpu.h"
+}
+
+#define PSA_MAX_BINS (1u << PSA_MAX_PASS_BITS)
+/* pass 1 has one more bin: queries outside [key_min, key_max], which skip pass 2 and the search */
+#define PSA_MAX_BINS1 ((1u << PSA_MAX_PASS1_BITS) + 1)
+#define BINS_PER_THREAD ((PSA_MAX_BINS + PSA_THREADS - 1) / PSA_THREADS)
+static_assert(PSA_MAX_BINS1 <= PSA_MAX_BINS, "pass 1's bins (with the outside bin) fit the bin arrays");
+/* the slot the pass-1 restore reads for a query outside the span: none, the answer is known */
+#define SLOT_ABOVE 0xFFFFFFFFu /* q > key_max */
+#define SLOT_BELOW 0xFFFFFFFEu /* q < key_min */
+
+namespace {
+
+/* Where each part of the workspace sits, for windows of up to `capacity` queries; sized for the
+ * largest plan so that one allocation serves every plan. */
+struct layout {
+    size_t keys1, keys2, slots1, slots2, sources1, sources2, found_tmp, hist1, offsets1, cursor1, tile_start, hist2, cursor2,
+        scan_temp, scan_bytes, total;
+};
+
+size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
+
+cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
+{
+    const size_t kb = key_bits / 8, buckets = (size_t)1 << PSA_MAX_BITS;
+    size_t at = 0;
+    l->keys1 = at, at = align_up(at + (size_t)capacity * kb);
+    l->keys2 = at, at = align_up(at + (size_t)capacity * kb);
+    l->slots1 = at, at = align_up(at + (size_t)capacity * 4);
+    l->slots2 = at, at = align_up(at + (size_t)capacity * 4);
+    l->sources1 = at, at = align_up(at + (size_t)capacity * 2);
+    l->sources2 = at, at = align_up(at + (size_t)capacity * 2);
+    l->found_tmp = at, at = align_up(at + (size_t)capacity);
+    l->hist1 = at, at = align_up(at + PSA_MAX_BINS1 * 4);
+    l->offsets1 = at, at = align_up(at + (PSA_MAX_BINS1 + 1) * 4);
+    l->cursor1 = at, at = align_up(at + PSA_MAX_BINS1 * 4);
+    l->tile_start = at, at = align_up(at + (PSA_MAX_BINS + 1) * 4);
+    l->hist2 = at, at = align_up(at + (buckets + 1) * 4);
+    l->cursor2 = at, at = align_up(at + (buckets + 1) * 4);
+    l->scan_bytes = 0;
+    cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, l->scan_bytes, (const uint32_t *)NULL, (uint32_t *)NULL,
+                                                  (int)(buckets + 1));
+    l->scan_temp = at, at = align_up(at + l->scan_bytes);
+    l->total = at;
+    return e;
+}
+
+template <typename K> __device__ __forceinline__ bool outside(const psa_plan &plan, K q)
+{
+    return (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
+}
+
+/* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span. */
+template <typename K> __device__ __forceinline__ uint32_t coarse_bin(const psa_plan &plan, K q)
+{
+    return outside<K>(plan, q) ? 1u << plan.bits1 : psa_bucket(&plan, (uint64_t)q) >> plan.bits2;
+}
+
+template <typename K> __device__ __forceinline__ uint32_t fine_bin(const psa_plan &plan, K q)
+{
+    return psa_bucket(&plan, (uint64_t)q) & ((1u << plan.bits2) - 1u);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Tiles. Pass 1 and its restore step cut the window into tiles of PSA_TILE items; pass 2 and its
+ * restore step cut each coarse bin into tiles of PSA_TILE items (tile_start numbers each bin's
+ * tiles), so a pass-2 tile's items share one coarse bin.
+ * ---------------------------------------------------------------------------------------------- */
+struct tile_place {
+    uint32_t begin, end;
+    uint32_t coarse; /* pass 2: the tiles' coarse bin */
+};
+
+__device__ __forceinline__ tile_place pass2_tile(const uint32_t *tile_start, const uint32_t *offsets1, uint32_t bins1)
+{
+    tile_place t = {0, 0, 0};
+    const uint32_t id = blockIdx.x;
+    if (id >= tile_start[bins1])
+        return t;
+    uint32_t lo = 0, hi = bins1; /* the last bin c with tile_start[c] <= id */
+    while (hi - lo > 1) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (tile_start[mid] <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    t.coarse = lo;
+    t.begin = offsets1[lo] + (id - tile_start[lo]) * PSA_TILE;
+    const uint32_t bin_end = offsets1[lo + 1];
+    t.end = bin_end - t.begin < PSA_TILE ? bin_end : t.begin + PSA_TILE;
+    return t;
+}
+
+/* The tile of this block, broadcast through shared memory (block-uniform). */
+__device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const uint32_t *tile_start,
+                                                 const uint32_t *offsets1, uint32_t bins1, tile_place *shared_place)
+{
+    if (threadIdx.x == 0) {
+        if (second) {
+            *shared_place = pass2_tile(tile_start, offsets1, bins1);
+        } else {
+            const uint64_t begin = (uint64_t)blockIdx.x * PSA_TILE;
+            shared_place->begin = (uint32_t)begin;
+            shared_place->end = (uint32_t)(n - begin < PSA_TILE ? n : begin + PSA_TILE);
+            shared_place->coarse = 0;
+        }
+    }
+    __syncthreads();
+    return *shared_place;
+}
+
+/* Groups a tile's items by bin: rank[k] = the item's rank among the tile's items of its bin, then
+ * offsets[b] = the tile's items in bins below b (so item k goes to tile position
+ * offsets[bin[k]] + rank[k]); counts[b] = the tile's items of bin b. */
+typedef cub::BlockScan<uint32_t, PSA_THREADS> bin_scan;
+
+__device__ __forceinline__ void group_tile(const uint32_t (&bin)[PSA_ITEMS], const bool (&valid)[PSA_ITEMS],
+                                           uint32_t bins, uint32_t *counts, uint32_t *offsets,
+                                           typename bin_scan::TempStorage &scan_temp, uint32_t (&rank)[PSA_ITEMS])
+{
+    for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
+        counts[b] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < PSA_ITEMS; k++)
+        if (valid[k])
+            rank[k] = atomicAdd(&counts[bin[k]], 1u);
+    __syncthreads();
+    uint32_t c[BINS_PER_THREAD], o[BINS_PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < (int)BINS_PER_THREAD; j++) {
+        const uint32_t b = threadIdx.x * BINS_PER_THREAD + j;
+        c[j] = b < bins ? counts[b] : 0;
+    }
+    bin_scan(scan_temp).ExclusiveSum(c, o);
+#pragma unroll
+    for (int j = 0; j < (int)BINS_PER_THREAD; j++) {
+        const uint32_t b = threadIdx.x * BINS_PER_THREAD + j;
+        if (b < bins)
+            offsets[b] = o[j];
+    }
+    __syncthreads();
+}
+
+/* Pass-1 bin counts: hist1[b] += queries whose coarse bin is b. */
+template <typename K>
+__global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict__ queries, uint32_t n, psa_plan plan,
+                                                            uint32_t *__restrict__ hist1)
+{
+    __shared__ uint32_t counts[PSA_MAX_BINS1];
+    const uint32_t bins = (1u << plan.bits1) + 1;
+    for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
+        counts[b] = 0;
+    __syncthreads();
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        atomicAdd(&counts[coarse_bin<K>(plan, queries[i])], 1u);
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
+        if (counts[b])
+            atomicAdd(&hist1[b], counts[b]);
+}
+
+/* One block: offsets1 = exclusive scan of hist1 over the 2^bits1 coarse bins and the outside bin
+ * (offsets1[bins1] = the queries inside the span, offsets1[bins1 + 1] = n), cursor1 = offsets1, and
+ * tile_start = exclusive scan of each coarse bin's pass-2 tile count (the outside bin has none). */
+#define SCAN1_THREADS 1024
+#define SCAN1_ITEMS ((PSA_MAX_BINS1 + SCAN1_THREADS - 1) / SCAN1_THREADS)
+__global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins1,
+                                                              uint32_t *__restrict__ offsets1,
+                                                              uint32_t *__restrict__ cursor1,
+                                                              uint32_t *__restrict__ tile_start)
+{
+    typedef cub::BlockScan<uint32_t, SCAN1_THREADS> scan;
+    __shared__ typename scan::TempStorage temp;
+    uint32_t count[SCAN1_ITEMS], offset[SCAN1_ITEMS], tiles[SCAN1_ITEMS], tile[SCAN1_ITEMS];
+#pragma unroll
+    for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
+        const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
+        count[j] = b <= bins1 ? hist1[b] : 0;
+        tiles[j] = b < bins1 ? (count[j] + PSA_TILE - 1) / PSA_TILE : 0;
+    }
+    uint32_t total, tiles_total;
+    scan(temp).ExclusiveSum(count, offset, total);
+    __syncthreads();
+    scan(temp).ExclusiveSum(tiles, tile, tiles_total);
+#pragma unroll
+    for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
+        const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
+        if (b <= bins1) {
+            offsets1[b] = offset[j];
+            cursor1[b] = offset[j];
+        }
+        if (b < bins1)
+            tile_start[b] = tile[j];
+    }
+    if (threadIdx.x == 0) {
+        offsets1[bins1 + 1] = total;
+        tile_start[bins1] = tiles_total;
+    }
+}
+
+/* Pass-2 bin counts: hist2[c << bits2 | f] += items of coarse bin c with fine bin f. */
+template <typename K>
+__global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict__ keys1, psa_plan plan,
+                                                            const uint32_t *__restrict__ offsets1,
+                                                            const uint32_t *__restrict__ tile_start,
+                                                            uint32_t *__restrict__ hist2)
+{
+    __shared__ uint32_t counts[PSA_MAX_BINS];
+    __shared__ tile_place place;
+    const uint32_t bins = 1u << plan.bits2;
+    for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
+        counts[b] = 0;
+    const tile_place t = block_tile(true, 0, tile_start, offsets1, 1u << plan.bits1, &place);
+    if (t.begin == t.end)
+        return; /* block-uniform */
+    for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += blockDim.x)
+        atomicAdd(&counts[fine_bin<K>(plan, keys1[s])], 1u);
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
+        if (counts[b])
+            atomicAdd(&hist2[(t.coarse << plan.bits2) | b], counts[b]);
+}
+
+/* Shared memory of a partition pass: the tile grouped by bin (keys, and per position the query
+ * index of unordered windows or the item's place in the tile), and per bin its count, its offset in
+ * the tile and its reserved run in the output. */
+template <typename K> struct pass_shared {
+    typename bin_scan::TempStorage scan_temp;
+    tile_place place;
+    uint32_t counts[PSA_MAX_BINS], offsets[PSA_MAX_BINS], base[PSA_MAX_BINS]; /* pass 1 needs at most PSA_MAX_BINS1 */
+    K keys[PSA_TILE];
+    uint32_t source[PSA_TILE];
+};
+
+/* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
+ * one coarse bin. Each item gets slot base[bin] + rank, one global atomic add per non-empty bin
+ * reserving the tile's run. The tile leaves grouped by bin through shared memory, so each bin's run
+ * is written whole: keys_out[slot] = key, and for each grouped position p of the tile (t.begin + p)
+ * an ordered window records slots[p] = the slot and sources[p] = the item's index in the tile (what
+ * the restore step reads back, coalesced), an unordered one carries the query index to
+ * positions_out[slot]. */
+template <typename K, bool UNORDERED>
+__global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
+pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan,
+            const uint32_t *__restrict__ offsets1, const uint32_t *__restrict__ tile_start,
+            uint32_t *__restrict__ cursor, K *__restrict__ keys_out, uint32_t *__restrict__ slots,
+            uint16_t *__restrict__ sources, const uint32_t *__restrict__ positions_in,
+            uint32_t *__restrict__ positions_out)
+{
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    pass_shared<K> &sh = *reinterpret_cast<pass_shared<K> *>(shared_bytes);
+    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, &sh.place);
+    if (t.begin == t.end)
+        return; /* block-uniform */
+    const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
+    uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
+    K key[PSA_ITEMS];
+    bool valid[PSA_ITEMS];
+    uint32_t bin[PSA_ITEMS], rank[PSA_ITEMS];
+#pragma unroll
+    for (int k = 0; k < PSA_ITEMS; k++) {
+        const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
+        valid[k] = s < t.end;
+        key[k] = valid[k] ? keys_in[s] : (K)0;
+        bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
+    }
+    group_tile(bin, valid, bins, sh.counts, sh.offsets, sh.scan_temp, rank);
+    for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
+        if (sh.counts[b])
+            sh.base[b] = atomicAdd(&bin_cursor[b], sh.counts[b]);
+#pragma unroll
+    for (int k = 0; k < PSA_ITEMS; k++)
+        if (valid[k]) {
+            const uint32_t at = sh.offsets[bin[k]] + rank[k];
+            const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
+            sh.keys[at] = key[k];
+            sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
+        }
+    __syncthreads();
+    const uint32_t count = t.end - t.begin;
+    for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
+        const K q = sh.keys[at];
+        const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q);
+        const uint32_t slot = sh.base[b] + (at - sh.offsets[b]);
+        const bool out_of_span = !second && b == (1u << plan.bits1);
+        if (!out_of_span)
+            keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
+        if (UNORDERED) {
+            positions_out[slot] = sh.source[at];
+        } else {
+            slots[t.begin + at] = out_of_span ? ((uint64_t)q > plan.key_max ? SLOT_ABOVE : SLOT_BELOW) : slot;
+            sources[t.begin + at] = (uint16_t)sh.source[at];
+        }
+    }
+}
+
+/* Gathers in flight per thread in a restore step. */
+#define RESTORE_BATCH 4
+
+/* Shared memory of a restore step: the tile's results in input order. */
+template <typename K, bool KEYS> struct restore_shared {
+    tile_place place;
+    K values[PSA_TILE];
+    K keys[KEYS ? PSA_TILE : 1];
+    uint8_t found[PSA_TILE];
+};
+
+/* One restore step, the inverse of one pass over the same tiles: grouped position p of the tile
+ * reads its results at slots[p] — each bin's run of slots read whole, coalesced — and puts them at
+ * the item's place sources[p]; the tile then leaves in input order, coalesced. */
+template <typename K, bool KEYS>
+__global__ void __launch_bounds__(PSA_THREADS, PSA_RESTORE_MIN_BLOCKS)
+restore_kernel(bool second, uint32_t n, psa_plan plan, const uint32_t *__restrict__ offsets1,
+               const uint32_t *__restrict__ tile_start, const uint32_t *__restrict__ slots,
+               const uint16_t *__restrict__ sources, const K *__restrict__ values, const K *__restrict__ keys,
+               const uint8_t *__restrict__ found, K *__restrict__ values_out, K *__restrict__ keys_out,
+               uint8_t *__restrict__ found_out, psa_outside_answer below)
+{
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    restore_shared<K, KEYS> &sh = *reinterpret_cast<restore_shared<K, KEYS> *>(shared_bytes);
+    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, &sh.place);
+    if (t.begin == t.end)
+        return; /* block-uniform */
+    const uint32_t count = t.end - t.begin;
+    /* a thread's loads in batches of RESTORE_BATCH, each batch's gathers in flight at once (the
+     * batch bounds the registers, hence the blocks resident per SM) */
+#pragma unroll 1
+    for (int first = 0; first < PSA_ITEMS; first += RESTORE_BATCH) {
+        uint32_t s[RESTORE_BATCH], d[RESTORE_BATCH];
+#pragma unroll
+        for (int k = 0; k < RESTORE_BATCH; k++) {
+            const uint32_t at = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x;
+            s[k] = at < count ? __ldg(slots + t.begin + at) : 0;
+            d[k] = at < count ? __ldg(sources + t.begin + at) : 0;
+        }
+        K v[RESTORE_BATCH], kv[RESTORE_BATCH];
+        uint8_t f[RESTORE_BATCH];
+#pragma unroll
+        for (int k = 0; k < RESTORE_BATCH; k++) {
+            const bool here = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count;
+            if (here && s[k] >= SLOT_BELOW) { /* outside the span (pass 1 only): the answer is known */
+                const bool below_hit = s[k] == SLOT_BELOW && below.found;
+                v[k] = below_hit ? (K)below.value : (K)0;
+                kv[k] = below_hit ? (K)below.key : (K)0;
+                f[k] = below_hit;
+                continue;
+            }
+            v[k] = here && values_out ? __ldg(values + s[k]) : (K)0;
+            kv[k] = here && KEYS ? __ldg(keys + s[k]) : (K)0;
+            f[k] = here ? __ldg(found + s[k]) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < RESTORE_BATCH; k++)
+            if ((uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count) {
+                sh.values[d[k]] = v[k];
+                if (KEYS)
+                    sh.keys[d[k]] = kv[k];
+                sh.found[d[k]] = f[k];
+            }
+    }
+    __syncthreads();
+    for (uint32_t d = threadIdx.x; d < count; d += PSA_THREADS) {
+        if (values_out)
+            values_out[t.begin + d] = sh.values[d];
+        if (KEYS)
+            keys_out[t.begin + d] = sh.keys[d];
+        found_out[t.begin + d] = sh.found[d];
+    }
+}
+
+unsigned blocks_for(uint64_t items, uint64_t per_block)
+{
+    uint64_t b = (items + per_block - 1) / per_block;
+    return b ? (unsigned)b : 1u;
+}
+
+int sm_count()
+{
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 80;
+    }
+    return sms;
+}
+
+/* Kernels with more than 48 KiB of dynamic shared memory must say so once (per device; setting it
+ * again is harmless). */
+template <typename F> cudaError_t allow_shared(F kernel, size_t bytes)
+{
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
+struct parts {
+    char *ws;
+    layout l;
+    template <typename T> T *at(size_t offset) const { return reinterpret_cast<T *>(ws + offset); }
+};
+
+template <typename K>
+cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, bool unordered, const parts &w,
+                            psa_partitioned *out, cudaStream_t stream)
+{
+    const layout &l = w.l;
+    K *keys1 = w.at<K>(l.keys1), *keys2 = w.at<K>(l.keys2);
+    uint32_t *slots1 = w.at<uint32_t>(l.slots1), *slots2 = w.at<uint32_t>(l.slots2);
+    uint16_t *sources1 = w.at<uint16_t>(l.sources1), *sources2 = w.at<uint16_t>(l.sources2);
+    uint32_t *hist1 = w.at<uint32_t>(l.hist1), *offsets1 = w.at<uint32_t>(l.offsets1);
+    uint32_t *cursor1 = w.at<uint32_t>(l.cursor1), *tile_start = w.at<uint32_t>(l.tile_start);
+    uint32_t *hist2 = w.at<uint32_t>(l.hist2), *cursor2 = w.at<uint32_t>(l.cursor2);
+    const uint32_t bins1 = 1u << plan.bits1;
+    const bool two_passes = plan.bits2 > 0;
+    const size_t pass_bytes = sizeof(pass_shared<K>);
+    cudaError_t e;
+    if ((e = allow_shared(pass_kernel<K, false>, pass_bytes)) != cudaSuccess ||
+        (e = allow_shared(pass_kernel<K, true>, pass_bytes)) != cudaSuccess)
+        return e;
+
+    if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
+        return e;
+    const unsigned hist_blocks = (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * 16), 8u * sm_count());
+    hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
+    scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start);
+    if (unordered)
+        pass_kernel<K, true><<<blocks_for(n, PSA_TILE), PSA_THREADS, pass_bytes, stream>>>(
+            false, queries, n, plan, offsets1, tile_start, cursor1, keys1, NULL, NULL, NULL, slots1);
+    else
+        pass_kernel<K, false><<<blocks_for(n, PSA_TILE), PSA_THREADS, pass_bytes, stream>>>(
+            false, queries, n, plan, offsets1, tile_start, cursor1, keys1, slots1, sources1, NULL, NULL);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    out->in_span = offsets1 + bins1;
+    out->outside_positions = unordered ? slots1 : NULL;
+    out->keys = keys1;
+    out->slots1 = unordered ? NULL : slots1;
+    out->slots2 = NULL;
+    out->positions = unordered ? slots1 : NULL;
+    if (!two_passes)
+        return cudaSuccess;
+
+    const size_t buckets = (size_t)1 << plan.bits;
+    /* hist2 has one more entry, zero, so that the scan gives cursor2[buckets] = n */
+    if ((e = cudaMemsetAsync(hist2, 0, (buckets + 1) * 4, stream)) != cudaSuccess)
+        return e;
+    const unsigned tiles = blocks_for(n, PSA_TILE) + bins1; /* at most one partial tile per coarse bin */
+    hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, offsets1, tile_start, hist2);
+    size_t scan_bytes = l.scan_bytes;
+    if ((e = cub::DeviceScan::ExclusiveSum(w.ws + l.scan_temp, scan_bytes, hist2, cursor2, (int)(buckets + 1),
+                                           stream)) != cudaSuccess)
+        return e;
+    if (unordered)
+        pass_kernel<K, true><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
+                                                                         cursor2, keys2, NULL, NULL, slots1, slots2);
+    else
+        pass_kernel<K, false><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
+                                                                          cursor2, keys2, slots2, sources2, NULL, NULL);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    out->keys = keys2;
+    out->slots2 = unordered ? NULL : slots2;
+    out->positions = unordered ? slots2 : NULL;
+    return cudaSuccess;
+}
+
+template <typename K, bool KEYS>
+cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
+                          const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out,
+                          psa_outside_answer below, cudaStream_t stream)
+{
+    const layout &l = w.l;
+    const psa_plan &plan = part->plan;
+    const uint32_t n = part->n;
+    const size_t bytes = sizeof(restore_shared<K, KEYS>);
+    cudaError_t e = allow_shared(restore_kernel<K, KEYS>, bytes);
+    if (e != cudaSuccess)
+        return e;
+    const uint32_t *offsets1 = w.at<uint32_t>(l.offsets1), *tile_start = w.at<uint32_t>(l.tile_start);
+    if (part->slots2) {
+        /* the step of pass 2 first: results of final slots into pass-1 slot order (the pass-2 keys'
+         * buffer takes the values, the pass-1 keys' the keys), then the pass 1 step reads them */
+        K *mid_values = w.at<K>(l.keys2), *mid_keys = w.at<K>(l.keys1);
+        uint8_t *mid_found = w.at<uint8_t>(l.found_tmp);
+        const unsigned tiles = blocks_for(n, PSA_TILE) + (1u << plan.bits1);
+        restore_kernel<K, KEYS><<<tiles, PSA_THREADS, bytes, stream>>>(
+            true, n, plan, offsets1, tile_start, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
+            values_out ? mid_values : NULL, mid_keys, mid_found, below);
+        values = mid_values;
+        keys = mid_keys;
+        found = mid_found;
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
+    restore_kernel<K, KEYS><<<blocks_for(n, PSA_TILE), PSA_THREADS, bytes, stream>>>(
+        false, n, plan, offsets1, tile_start, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
+        keys_out, found_out, below);
+    return cudaGetLastError();
+}
+
+} /* namespace */
+
+extern "C" cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_plan *plan,
+                                           size_t *bytes_out)
+{
+    (void)plan; /* the layout serves every plan */
+    layout l;
+    cudaError_t e = layout_of(key_bits, capacity, &l);
+    *bytes_out = l.total;
+    return e;
+}
+
+extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
+                                     bool unordered, void *workspace, size_t workspace_bytes, psa_partitioned *out,
+                                     cudaStream_t stream)
+{
+    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
+        return cudaErrorInvalidValue;
+    parts w;
+    w.ws = (char *)workspace;
+    cudaError_t e = layout_of(key_bits, n, &w.l); /* no larger than the capacity's layout */
+    if (e != cudaSuccess)
+        return e;
+    if (w.l.total > workspace_bytes)
+        return cudaErrorInvalidValue;
+    out->plan = *plan;
+    out->n = n;
+    out->workspace = workspace;
+    if (n == 0) {
+        out->keys = queries;
+        out->in_span = NULL;
+        out->slots1 = out->slots2 = out->positions = out->outside_positions = NULL;
+        return cudaSuccess;
+    }
+    return key_bits == 32 ? partition_typed<uint32_t>(*plan, (const uint32_t *)queries, n, unordered, w, out, stream)
+                          : partition_typed<uint64_t>(*plan, (const uint64_t *)queries, n, unordered, w, out, stream);
+}
+
+extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,
+                                   const void *keys, const uint8_t *found, void *values_out, void *keys_out,
+                                   uint8_t *found_out, const psa_outside_answer *below_answer, cudaStream_t stream)
+{
+    psa_outside_answer below = {0, 0, false};
+    if (below_answer)
+        below = *below_answer;
+    if (part->n == 0)
+        return cudaSuccess;
+    if (!part->slots1 || !found || !found_out)
+        return cudaErrorInvalidValue;
+    parts w;
+    w.ws = (char *)part->workspace;
+    cudaError_t e = layout_of(key_bits, part->n, &w.l);
+    if (e != cudaSuccess)
+        return e;
+    const bool with_keys = keys && keys_out;
+    if (key_bits == 32)
+        return with_keys ? restore_typed<uint32_t, true>(part, w, (const uint32_t *)values, (const uint32_t *)keys,
+                                                         found, (uint32_t *)values_out, (uint32_t *)keys_out,
+                                                         found_out, below, stream)
+                         : restore_typed<uint32_t, false>(part, w, (const uint32_t *)values, NULL, found,
+                                                          (uint32_t *)values_out, NULL, found_out, below, stream);
+    return with_keys ? restore_typed<uint64_t, true>(part, w, (const uint64_t *)values, (const uint64_t *)keys, found,
+                                                     (uint64_t *)values_out, (uint64_t *)keys_out, found_out, below,
+                                                     stream)
+                     : restore_typed<uint64_t, false>(part, w, (const uint64_t *)values, NULL, found,
+                                                      (uint64_t *)values_out, NULL, found_out, below, stream);
+}
+
+extern "C" cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out)
+{
+    *bytes_out = 0;
+    return cub::DeviceScan::ExclusiveSum(NULL, *bytes_out, (const uint64_t *)NULL, (uint64_t *)NULL,
+                                         (int64_t)(max_n + 1), 0);
+}
+
+/* counts has n entries; the scan runs over n + 1 items whose last is a zero, so offsets[n] is the
+ * total: the caller's counts array must have room for that extra zero (count[n] = 0). */
+extern "C" cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const uint64_t *counts,
+                                          uint64_t *offsets, uint64_t n, cudaStream_t stream)
+{
+    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, offsets, (int64_t)(n + 1), stream);
+}
