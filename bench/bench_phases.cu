@@ -17,15 +17,9 @@
 
 #include "harmonia/gpu_internal.h"
 #include "suite.h" /* sx_mix64, sx_mix32: the suite's bijective hashes */
+#include "util/cuda_check.h"
 
-#define CHECK_CUDA(call)                                                                          \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "bench_phases: %s: %s\n", #call, cudaGetErrorString(e_));             \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
+#define CHECK_CUDA(call) UTIL_CUDA_CHECK(call)
 
 #define CHECK_HM(tree, call)                                                                      \
     do {                                                                                          \

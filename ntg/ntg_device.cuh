@@ -75,9 +75,9 @@ __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K
 /* ------------------------------------------------------------------------------------------------
  * Traversal (group scope).
  * ---------------------------------------------------------------------------------------------- */
-/* First-child readers: the traversal takes one as a template argument. The __constant__ copy of the
- * top of the array belongs to ntg_kernels.cu; other kernels read the array through the read-only
- * cache alone. */
+/* First-child readers: the traversal takes one as a template argument. The descent kernels of
+ * ntg_kernels.cu read the view's top cut first (constant bank); other kernels read the array
+ * through the read-only cache alone. */
 struct ntg_first_child_global {
     __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
     {

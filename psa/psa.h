@@ -83,6 +83,13 @@ typedef struct psa_plan {
  * wanted_bits > 0 asks for that many bits instead (capped the same way). */
 psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t wanted_bits);
 
+/* Whether partitioning pays for a window of `window` queries over a tree of n_leaves leaves (the
+ * auto policy: psa_policy.h). */
+static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
+{
+    return window >= PSA_MIN_QUERIES && window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves;
+}
+
 /* The bucket of key q (host and device). */
 PSA_HD uint32_t psa_bucket(const psa_plan *plan, uint64_t q)
 {
