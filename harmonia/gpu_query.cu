@@ -319,7 +319,7 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         for (int k = 0; k < HM_LANE_OUT; k++)
             if (c->out[k])
                 d_out[k] = (char *)c->out[k] + start * c->out_elem[k];
-        const hm_psa_scratch scratch = c->psa ? hm_psa_carve(lane->psa_scratch, tree->kr.key_bits, window)
+        const hm_psa_scratch scratch = c->psa ? hm_psa_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
                                               : hm_psa_scratch{};
         e = run_window(g, c, lane->stream, &scratch, d_in, d_out, n, start);
     }

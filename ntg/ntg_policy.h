@@ -1,9 +1,9 @@
 /* ntg_policy.h — the tuning numbers of the NTG kernels, apart from the algorithms (as CUB's
  * policies): block shapes, the shared-memory stage of the partitioned search, range walks, the
- * default group size G. One table for every architecture the build targets: the values were
+ * default group size G. One table serves every architecture the build targets: the values were
  * measured on sm_90 (bench/NOTES.md, "Defaults and where they were measured"); an architecture
- * measured otherwise gets its own block under #if HARMONIA_TUNING_SM here. Nothing here changes a
- * result. */
+ * measured otherwise gets its own block here under #if HARMONIA_TUNING_SM == NN (meson defines it:
+ * the highest of -Dgpu_arch). Nothing here changes a result. */
 #ifndef HARMONIA_NTG_POLICY_H
 #define HARMONIA_NTG_POLICY_H
 

@@ -28,8 +28,8 @@
  * wrote (slots[p]) and the item's place in the tile (sources[p]). The restore runs the passes
  * backwards over the same tiles: position p reads the results at slots[p] — whole runs again — and
  * puts them at sources[p]; the tile then leaves in query order. Every global access is a run:
- * single scattered 8-byte words run at the L2's random-access rate (about 68 G words/s on the H100,
- * shared/PERFORMANCE.md), which would cost more than the search. Unordered results skip the
+ * single scattered 8-byte words run at the L2's random-access rate (bench/NOTES.md, "Defaults and
+ * where they were measured"), which would cost more than the search. Unordered results skip the
  * restore: the passes carry each query's index to the slot instead (positions).
  *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation

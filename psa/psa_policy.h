@@ -1,9 +1,10 @@
 /* psa_policy.h — the tuning numbers of PSA by partition, apart from the algorithm (as CUB's
  * policies): tile shapes of the passes, how fine the buckets are, how large a window is, and when a
- * window is worth partitioning at all. One table for every architecture the build targets: the
- * values were measured on sm_90 (bench/NOTES.md, "PSA by partition" and "Defaults and where they
- * were measured"); an architecture measured otherwise gets its own block under #if
- * HARMONIA_TUNING_SM (meson's -Dgpu_arch: the highest listed) here. Nothing here changes a result. */
+ * window is worth partitioning at all. One table serves every architecture the build targets: the
+ * values were measured on sm_90 (bench/NOTES.md, "Session 4" and "Defaults and where they were
+ * measured"); an architecture measured otherwise gets its own block here under
+ * #if HARMONIA_TUNING_SM == NN (meson defines it: the highest of -Dgpu_arch). Nothing here changes
+ * a result. */
 #ifndef HARMONIA_PSA_POLICY_H
 #define HARMONIA_PSA_POLICY_H
 
