@@ -42,23 +42,9 @@ typedef struct hm_lane {
     void *d_out[HM_LANE_OUT];
     void *h_in[HM_LANE_IN];    /* pinned staging (host mode only) */
     void *h_out[HM_LANE_OUT];
-    void *psa_scratch;         /* PSA by partition: one block holding the workspace of psa_partition */
-    size_t psa_scratch_bytes;  /* and the results in slot order before the restore (hm_psa_carve) */
+    void *psa_scratch;         /* PSA by partition: one block of psa_scratch_bytes (the workspace of */
+    size_t psa_scratch_bytes;  /* psa_partition and the results in slot order; psa_scratch_carve) */
 } hm_lane;
-
-/* A window's PSA scratch carved from one block of device memory (a lane's, or the caller's
- * workspace): the partition's workspace, then the slot-order results. */
-typedef struct hm_psa_scratch {
-    void *workspace;
-    size_t workspace_bytes;
-    void *slot_values, *slot_keys;
-    uint8_t *slot_found;
-} hm_psa_scratch;
-
-/* The bytes of the PSA scratch of windows of `window` queries (workspace + slot buffers), and the
- * carving of a block of them. */
-cudaError_t hm_psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out);
-hm_psa_scratch hm_psa_carve(void *block, uint32_t key_bits, uint32_t window);
 
 typedef struct hm_gpu {
     int device;                /* the device of the copy */

@@ -166,10 +166,11 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
  * partition (psa/), search of the partitioned keys into the scratch's slot-order buffers (ntg/),
  * restore into d_out (psa/); unordered lookups take the slot order as it is, with each slot's
  * position. */
-static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const hm_psa_scratch *scratch,
+static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const psa_scratch *scratch,
                               void *const *d_in, void *const *d_out, uint32_t n, uint64_t position_base)
 {
     const ntg_view *v = &g->view;
+    assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
     if (c->psa) {
         psa_partitioned part;
         cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered, scratch->workspace,
@@ -218,7 +219,7 @@ static harmonia_status prepare_device_psa(harmonia_tree *tree, hm_call *c)
     free_bytes += tree->gpu->lane_bytes; /* the lanes' own buffers may be given back */
     for (;;) {
         size_t bytes = 0;
-        HM_CUDA(tree, hm_psa_scratch_bytes(tree->kr.key_bits, c->window, &bytes));
+        HM_CUDA(tree, psa_scratch_bytes(tree->kr.key_bits, c->window, &bytes));
         if (bytes <= free_bytes / PSA_DEVICE_MEMORY_SHARE || c->window <= PSA_MIN_DEVICE_WINDOW)
             break;
         c->window /= 2;
@@ -237,7 +238,7 @@ static harmonia_status fit_workspace(harmonia_tree *tree, hm_call *c)
 {
     for (;;) {
         size_t bytes = 0;
-        HM_CUDA(tree, hm_psa_scratch_bytes(tree->kr.key_bits, c->window, &bytes));
+        HM_CUDA(tree, psa_scratch_bytes(tree->kr.key_bits, c->window, &bytes));
         if (bytes <= c->workspace_bytes)
             return HARMONIA_OK;
         if (c->window <= PSA_MIN_WINDOW)
@@ -249,11 +250,22 @@ static harmonia_status fit_workspace(harmonia_tree *tree, hm_call *c)
         return HARMONIA_OK;
     }
     size_t needed = 0;
-    HM_CUDA(tree, hm_psa_scratch_bytes(tree->kr.key_bits, PSA_MIN_WINDOW, &needed));
+    HM_CUDA(tree, psa_scratch_bytes(tree->kr.key_bits, PSA_MIN_WINDOW, &needed));
     return hm_fail(tree, HARMONIA_ERR_INVALID,
                    "%s: the workspace of %zu bytes is too small for PSA (at least %zu bytes; "
                    "harmonia_query_workspace_bytes says how much a call needs)",
                    c->name, c->workspace_bytes, needed);
+}
+
+/* The device arrays of the call's window from query `start` on (NULL where the call has none), and
+ * its queries. */
+static uint32_t window_arrays(const hm_call *c, uint64_t start, uint32_t window, void **d_in, void **d_out)
+{
+    for (int k = 0; k < HM_LANE_IN; k++)
+        d_in[k] = k < c->n_in ? (char *)c->in[k] + start * c->in_elem[k] : NULL;
+    for (int k = 0; k < HM_LANE_OUT; k++)
+        d_out[k] = c->out[k] ? (char *)c->out[k] + start * c->out_elem[k] : NULL;
+    return (uint32_t)(c->count - start < window ? c->count - start : window);
 }
 
 /* --- device arrays: in place, queued on the caller's stream ---------------------------------------
@@ -275,16 +287,11 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         /* on the caller's stream alone: one launch (no partition: small batches pay no pipeline
          * bookkeeping), or the PSA windows one after another in the caller's workspace */
         const uint32_t window = c->psa ? c->window : (uint32_t)c->count;
-        const hm_psa_scratch scratch = c->psa ? hm_psa_carve(c->workspace, tree->kr.key_bits, window)
-                                              : hm_psa_scratch{};
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(c->workspace, tree->kr.key_bits, window)
+                                           : psa_scratch{};
         for (uint64_t start = 0; start < c->count && e == cudaSuccess; start += window) {
-            const uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
-            void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
-            for (int k = 0; k < c->n_in; k++)
-                d_in[k] = (char *)c->in[k] + start * c->in_elem[k];
-            for (int k = 0; k < HM_LANE_OUT; k++)
-                if (c->out[k])
-                    d_out[k] = (char *)c->out[k] + start * c->out_elem[k];
+            void *d_in[HM_LANE_IN], *d_out[HM_LANE_OUT];
+            const uint32_t n = window_arrays(c, start, window, d_in, d_out);
             e = run_window(g, c, c->stream, &scratch, d_in, d_out, n, start);
         }
         if (e != cudaSuccess) {
@@ -312,15 +319,10 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     for (uint64_t w = 0; w < windows && e == cudaSuccess; w++) {
         hm_lane *lane = &g->lanes[w % lanes];
         const uint64_t start = w * window;
-        const uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
-        void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
-        for (int k = 0; k < c->n_in; k++)
-            d_in[k] = (char *)c->in[k] + start * c->in_elem[k];
-        for (int k = 0; k < HM_LANE_OUT; k++)
-            if (c->out[k])
-                d_out[k] = (char *)c->out[k] + start * c->out_elem[k];
-        const hm_psa_scratch scratch = c->psa ? hm_psa_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
-                                              : hm_psa_scratch{};
+        void *d_in[HM_LANE_IN], *d_out[HM_LANE_OUT];
+        const uint32_t n = window_arrays(c, start, window, d_in, d_out);
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
+                                           : psa_scratch{};
         e = run_window(g, c, lane->stream, &scratch, d_in, d_out, n, start);
     }
     for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++) {
@@ -409,8 +411,8 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
             }
             e = cudaMemcpyAsync(lane->d_in[k], src, n * c->in_elem[k], cudaMemcpyHostToDevice, lane->stream);
         }
-        const hm_psa_scratch scratch = c->psa ? hm_psa_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
-                                              : hm_psa_scratch{};
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
+                                           : psa_scratch{};
         if (e == cudaSuccess)
             e = run_window(g, c, lane->stream, &scratch, lane->d_in, lane->d_out, n, start);
         for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++) {
@@ -892,7 +894,7 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
                      (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)));
     size_t psa_bytes = 0;
     if (psa)
-        e = hm_psa_scratch_bytes(key_bits, (uint32_t)window, &psa_bytes);
+        e = psa_scratch_bytes(key_bits, (uint32_t)window, &psa_bytes);
     if (e == cudaSuccess && host && count > 0) {
         if (kind == HARMONIA_QUERY_RANGE_COLLECT) { /* one lane, sized by the pairs (unknown here: the most) */
             *pinned_bytes = (size_t)HM_COLLECT_MAX_PAIRS * 8 * (HM_LANE_IN + HM_LANE_OUT);

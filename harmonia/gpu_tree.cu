@@ -170,36 +170,6 @@ cudaError_t hm_gpu_order_after(hm_gpu *g, cudaStream_t stream)
 
 static size_t align_256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-cudaError_t hm_psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out)
-{
-    size_t workspace = 0;
-    cudaError_t e = psa_workspace_bytes(key_bits, window, NULL, &workspace);
-    if (e != cudaSuccess)
-        return e;
-    const size_t kb = key_bits / 8;
-    /* 255 bytes of slack: a caller's workspace need not be aligned */
-    *bytes_out = 255 + align_256(workspace) + 2 * align_256((size_t)window * kb) + align_256(window);
-    return cudaSuccess;
-}
-
-hm_psa_scratch hm_psa_carve(void *block, uint32_t key_bits, uint32_t window)
-{
-    hm_psa_scratch s;
-    size_t workspace = 0;
-    psa_workspace_bytes(key_bits, window, NULL, &workspace); /* succeeded in hm_psa_scratch_bytes */
-    const size_t kb = key_bits / 8;
-    char *at = (char *)(((uintptr_t)block + 255) & ~(uintptr_t)255);
-    s.workspace = at;
-    s.workspace_bytes = align_256(workspace);
-    at += s.workspace_bytes;
-    s.slot_values = at;
-    at += align_256((size_t)window * kb);
-    s.slot_keys = at;
-    at += align_256((size_t)window * kb);
-    s.slot_found = (uint8_t *)at;
-    return s;
-}
-
 cudaError_t hm_scan_scratch_bytes(uint64_t count, size_t *bytes_out, size_t *scan_bytes_out)
 {
     size_t scan = 0;
@@ -662,7 +632,7 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
     }
     size_t psa_bytes = 0;
     if (psa)
-        HM_CUDA(tree, hm_psa_scratch_bytes(g->view.key_bits, window, &psa_bytes));
+        HM_CUDA(tree, psa_scratch_bytes(g->view.key_bits, window, &psa_bytes));
     g->window = window; /* the buffers' size, for their frees */
     bool allocated = false;
     for (uint32_t i = 0; i < lanes; i++) {

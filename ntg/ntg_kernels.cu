@@ -4,6 +4,7 @@
  * view's cut in the kernel-parameter constant bank, then the read-only cache), and the launches
  * (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA partition is
  * psa/; the pipelines are harmonia/gpu_query.cu. */
+#include <assert.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -258,6 +259,15 @@ range_collect_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ l
 /* ------------------------------------------------------------------------------------------------
  * Launchers: pick the instantiation for (key width, G).
  * ---------------------------------------------------------------------------------------------- */
+/* The launchers' preconditions on a view (internal invariants: the front builds views). */
+static void assert_view(const ntg_view *v)
+{
+    assert(v->key_bits == 32 || v->key_bits == 64);
+    assert(v->top_entries <= PS_TOP_MAX_ENTRIES && v->top_entries <= v->n_internal + 1);
+    assert(v->n_leaves >= 1 && v->height >= 1);
+    (void)v;
+}
+
 static unsigned grid_for(uint64_t n, uint32_t group_size)
 {
     const uint64_t queries_per_block = NTG_BLOCK_THREADS / group_size;
@@ -286,6 +296,7 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
@@ -305,6 +316,7 @@ extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, uint32_t g, con
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lower_bound_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
@@ -323,6 +335,7 @@ extern "C" cudaError_t ntg_launch_range_count(const ntg_view *v, uint32_t g, con
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, range_count_kernel, g, grid, stream, *v, (const uint32_t *)lo,
@@ -343,6 +356,7 @@ extern "C" cudaError_t ntg_launch_range_collect(const ntg_view *v, uint32_t g, c
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, range_collect_kernel, g, grid, stream, *v, (const uint32_t *)lo, skip, n, offsets,
