@@ -31,7 +31,11 @@
  *   Host-array calls run on the tree's own streams and return with the results in place. Updates,
  *   uploads and releases of a tree are ordered after its queries already queued on any stream (each
  *   query call records an event the tree's stream waits on), so they never overwrite or free what
- *   a query in flight reads. The stream NULL is CUDA's default stream, with its usual semantics.
+ *   a query in flight reads. So a query must not wait (through the caller's events) for work queued
+ *   later on the same tree: the first call after an upload, an update or a new PSA plan, or one
+ *   that makes the tree's scratch, queues its wait for the tree's stream, which follows the queries
+ *   queued before. Streams given to a tree belong to its device. The stream NULL is CUDA's default
+ *   stream, with its usual semantics.
  * MEMORY. Host memory comes from malloc. Device and pinned host memory of a tree (its device copy,
  *   the bucket tables, the staging of host-array calls and the scratch of device-array calls) come
  *   from the allocator in its config (harmonia_allocator; default: cudaMallocAsync / cudaFreeAsync
