@@ -69,7 +69,7 @@ harmonia_status hm_set_placement(harmonia_tree *tree, int device, const harmonia
 /* The bytes of the device copy of a layout (key region, leaf values, first child, leaf ranks). */
 uint64_t hm_device_copy_bytes(const kr_tree *t);
 
-/* First-child entries the next upload keeps in __constant__ memory (whole levels plus the
+/* First-child entries the GPU kernels read from constant memory (whole levels plus the
  * sentinel, by the tree's constant_levels setting); *levels_out gets the levels they cover. */
 uint64_t hm_constant_entries(const harmonia_tree *tree, uint32_t *levels_out);
 
