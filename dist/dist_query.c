@@ -16,8 +16,7 @@ static void local_query_config(const harmonia_query_config *in, harmonia_query_c
         *out = *in;
     else
         harmonia_query_config_init(out);
-    out->memory = HARMONIA_MEMORY_HOST; /* what the exchange delivers */
-    out->async = false;
+    out->memory = HARMONIA_MEMORY_HOST; /* what the exchange delivers (synchronous calls) */
 }
 
 static void finish_stats(harmonia_dist_query_stats *stats, const harmonia_dist_query_stats *st)
