@@ -56,6 +56,14 @@ cudaError_t hm_device_enter(hm_device_scope *scope, int device)
     scope->switched = false;
     cudaError_t e = cudaGetDevice(&scope->saved);
     if (e == cudaSuccess && scope->saved != device) {
+        /* an ordinal past the devices is refused before cudaSetDevice sees it: no failed CUDA call
+         * (nothing for the caller's error checks or a sanitizer to trip on), the same error */
+        int count = 0;
+        e = cudaGetDeviceCount(&count);
+        if (e == cudaSuccess && (device < 0 || device >= count))
+            return cudaErrorInvalidDevice;
+    }
+    if (e == cudaSuccess && scope->saved != device) {
         e = cudaSetDevice(device);
         scope->switched = e == cudaSuccess;
     }
