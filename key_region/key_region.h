@@ -166,6 +166,9 @@ typedef struct kr_build_params {
     bool input_sorted;
     harmonia_progress_fn progress;
     void *progress_arg;
+    double *step_seconds; /* NULL, or 3 entries the unsorted build fills with its steps' times
+                             (benchmarks): sort partition pass, buckets sorted and written into
+                             the leaves, internal levels */
 } kr_build_params;
 
 /* Builds *tree (zeroed by the caller) from count pairs; values NULL = positions. Allocates every
@@ -191,12 +194,80 @@ harmonia_status kr_plan_levels(kr_tree *tree, kr_error *err);
 harmonia_status kr_alloc_arrays(kr_tree *tree, kr_error *err);
 
 /* With the shape planned, the arrays allocated and the leaf level filled (its key slots, leaf_values,
- * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array.
- * Used by the bulk build and by the updater's re-layout. */
+ * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array
+ * (separator j-1 of a node = the smallest key under its child j). Reads every leaf's first key;
+ * writers of the leaf level use the three steps below instead, which need no second pass. */
 void kr_build_internal_levels(kr_tree *tree);
 
-/* Sorts count (key, value) pairs ascending by key, stable (equal keys keep input order).
- * OpenMP-parallel LSD radix sort; keys/values arrays of key_bits width. */
+/* The internal levels written while the leaf level is: kr_levels_begin allocates node_min (one
+ * entry per internal node: the smallest key of its subtree), each writer of a leaf's first key
+ * calls kr_levels_note_leaf (from any thread: every leaf touches its own separator slot or its own
+ * node_min entry), and kr_levels_finish writes the first-child array, the padding and the levels
+ * above the leaves' parents. The result equals kr_build_internal_levels' bit for bit. */
+harmonia_status kr_levels_begin(const kr_tree *tree, uint64_t **node_min, kr_error *err);
+void kr_levels_finish(kr_tree *tree, uint64_t *node_min);
+
+/* The parent (node number) of leaf li, and li's place among its children: the leaves' parents
+ * share them evenly, in order (as kr_plan_levels' levels do). Height >= 2. */
+static inline uint64_t kr_leaf_parent(const kr_tree *t, uint64_t li, uint64_t *child_index)
+{
+    const uint64_t first = t->level_start[t->height - 2];
+    const uint64_t parents = t->level_start[t->height - 1] - first, children = t->n_leaves;
+    const uint64_t base = children / parents, extra = children % parents, boundary = extra * (base + 1);
+    if (li < boundary) {
+        *child_index = li % (base + 1);
+        return first + li / (base + 1);
+    }
+    *child_index = (li - boundary) % base;
+    return first + extra + (li - boundary) / base;
+}
+
+static inline void kr_levels_note_leaf(kr_tree *t, uint64_t *node_min, uint64_t li, uint64_t first_key)
+{
+    if (t->height < 2)
+        return;
+    uint64_t j, parent = kr_leaf_parent(t, li, &j);
+    if (j > 0)
+        kr_store(t->keys, t->key_bits, parent * t->fanout + j - 1, first_key);
+    else
+        node_min[parent] = first_key;
+}
+
+/* --- sorting (kr_sort.c, kr_sort_impl.h) ----------------------------------------------------- */
+
+/* A (key, value) pair as the sort moves it. */
+typedef struct kr_pair64 {
+    uint64_t key, value;
+} kr_pair64;
+typedef struct kr_pair32 {
+    uint32_t key, value;
+} kr_pair32;
+
+/* Records a bucket sorted in cache may hold (and each thread's scratch): 512 KiB of them. */
+#define KR_SORT_LOCAL_PAIRS64 ((1u << 19) / sizeof(kr_pair64))
+#define KR_SORT_LOCAL_PAIRS32 ((1u << 19) / sizeof(kr_pair32))
+
+/* Called once per sorted bucket, from any thread of the sort's team (thread = its number): the
+ * bucket's first position in the sorted order, its sorted records (kr_pair32 or kr_pair64, valid
+ * only during the call) and their count. Buckets cover [0, count) without overlap, in no
+ * particular order; equal keys are always in one bucket. */
+typedef void (*kr_sort_visit_fn)(void *arg, uint64_t begin, const void *sorted, uint64_t count, int thread);
+
+/* Sorts count pairs (keys, values of key_bits width; values NULL = the positions 0, 1, ...) by
+ * key, stable (equal keys keep input order), and hands the result to visit bucket by bucket.
+ * records: count records of scratch (their contents afterwards are unspecified). The input is
+ * read in full before the first visit. OpenMP-parallel above KR_PARALLEL_MIN pairs. NO_MEMORY is
+ * the only failure (then some buckets may have been visited). */
+harmonia_status kr_sort_pairs_visit(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
+                                    void *records, kr_sort_visit_fn visit, void *arg, kr_error *err);
+
+/* Sorts count pairs (values NULL = the positions) by key, stable, into keys_out / values_out (which
+ * may be the input arrays). */
+harmonia_status kr_sort_pairs_into(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
+                                   void *keys_out, void *values_out, kr_error *err);
+
+/* Sorts count (key, value) pairs ascending by key, stable (equal keys keep input order), in
+ * place; keys/values arrays of key_bits width. */
 harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
                               kr_error *err);
 
