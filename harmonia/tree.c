@@ -102,6 +102,7 @@ void hm_tree_release_storage(harmonia_tree *tree)
     } else {
         kr_tree_free_arrays(&tree->kr);
     }
+    kr_tree_free_arrays(&tree->spare);
 }
 
 void harmonia_free(harmonia_tree *tree)
@@ -405,6 +406,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         .update_missing = config->update_missing,
         .split_fill = split_fill,
         .in_place_allowed = tree->mapping == NULL,
+        .spare = config->free_previous_layout ? NULL : &tree->spare,
     };
     upd_result result;
     kr_error err = {{0}};
@@ -420,7 +422,12 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         return hm_fail(tree, st, "%s", err.message);
     }
     if (!result.in_place) {
-        hm_tree_release_storage(tree);
+        if (tree->mapping || config->free_previous_layout) {
+            hm_tree_release_storage(tree);
+        } else { /* the old arrays are the next re-layout's destination */
+            kr_tree_free_arrays(&tree->spare);
+            tree->spare = tree->kr;
+        }
         tree->kr = result.new_tree;
     }
     tree->version++;
@@ -438,6 +445,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         }
     }
     free(result.dirty_leaves);
+    free(result.moves);
     if (stats_out)
         *stats_out = stats;
     return st;

@@ -193,6 +193,12 @@ harmonia_status kr_plan_levels(kr_tree *tree, kr_error *err);
  * shape. NO_MEMORY on failure, with nothing left allocated. */
 harmonia_status kr_alloc_arrays(kr_tree *tree, kr_error *err);
 
+/* kr_alloc_arrays, taking each array from spare (the arrays of an earlier layout, malloc'd) where
+ * it is large enough (malloc_usable_size) and allocating the others with room for slack more
+ * (0.125: an eighth) so that a later layout of a grown tree fits them too. The spare's arrays are
+ * taken or freed: *spare is zeroed either way. NO_MEMORY with nothing left allocated. */
+harmonia_status kr_alloc_arrays_reusing(kr_tree *tree, kr_tree *spare, double slack, kr_error *err);
+
 /* With the shape planned, the arrays allocated and the leaf level filled (its key slots, leaf_values,
  * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array
  * (separator j-1 of a node = the smallest key under its child j). Reads every leaf's first key;

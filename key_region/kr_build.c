@@ -2,6 +2,7 @@
  * duplicate policy, the even distribution of keys over leaves, the level plan and the internal
  * levels with the first-child array. OpenMP-parallel. The layout itself is in key_region.h. */
 #include <inttypes.h>
+#include <malloc.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,34 @@ harmonia_status kr_alloc_arrays(kr_tree *t, kr_error *err)
     t->leaf_values = kr_malloc(t->n_leaves * t->leaf_size * kb);
     t->first_child = kr_malloc((t->n_internal + 1) * sizeof(uint32_t));
     t->leaf_rank = kr_malloc((t->n_leaves + 1) * sizeof(uint64_t));
+    if (!t->keys || !t->leaf_values || !t->first_child || !t->leaf_rank) {
+        kr_tree_free_arrays(t);
+        kr_set_error(err, "out of memory allocating a tree of %" PRIu64 " nodes", t->n_nodes);
+        return HARMONIA_ERR_NO_MEMORY;
+    }
+    return HARMONIA_OK;
+}
+
+/* One array of at least `bytes`: the spare's when it is large enough (taken: *spare_array NULL),
+ * else a fresh one of bytes * (1 + slack) (the spare's freed first). */
+static void *take_or_allocate(void **spare_array, size_t bytes, double slack)
+{
+    void *p = *spare_array;
+    *spare_array = NULL;
+    if (p && malloc_usable_size(p) >= bytes)
+        return p;
+    free(p);
+    return kr_malloc(bytes + (size_t)((double)bytes * slack));
+}
+
+harmonia_status kr_alloc_arrays_reusing(kr_tree *t, kr_tree *spare, double slack, kr_error *err)
+{
+    size_t kb = kr_key_bytes(t);
+    t->keys = take_or_allocate(&spare->keys, kr_key_slots(t) * kb, slack);
+    t->leaf_values = take_or_allocate(&spare->leaf_values, t->n_leaves * t->leaf_size * kb, slack);
+    t->first_child = take_or_allocate((void **)&spare->first_child, (t->n_internal + 1) * sizeof(uint32_t), slack);
+    t->leaf_rank = take_or_allocate((void **)&spare->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), slack);
+    memset(spare, 0, sizeof *spare);
     if (!t->keys || !t->leaf_values || !t->first_child || !t->leaf_rank) {
         kr_tree_free_arrays(t);
         kr_set_error(err, "out of memory allocating a tree of %" PRIu64 " nodes", t->n_nodes);
@@ -257,6 +286,11 @@ static void write_ranks_arrays32(kr_tree *t, uint64_t *node_min, uint64_t begin,
 #undef VALUE_AT
 }
 
+/* The room a built tree's large arrays keep beyond its size: an update batch that re-lays the tree
+ * out writes into a second set of arrays and keeps the first for the next batch (cpu_update.h); a
+ * tree that grew a little still fits them. Pages never written are never backed by memory. */
+#define KR_BUILD_SLACK 0.125
+
 /* Plans and allocates a tree of count keys spread evenly over ceil(count / (L * leaf_fill)) leaves. */
 static harmonia_status plan_even_tree(kr_tree *t, uint32_t key_bits, uint32_t fanout, uint32_t leaf_size,
                                       double leaf_fill, uint64_t count, uint64_t **node_min, kr_error *err)
@@ -273,8 +307,11 @@ static harmonia_status plan_even_tree(kr_tree *t, uint32_t key_bits, uint32_t fa
         per_leaf = leaf_size;
     t->n_leaves = count == 0 ? 1 : (count + per_leaf - 1) / per_leaf;
     harmonia_status st = kr_plan_levels(t, err);
-    if (st == HARMONIA_OK)
-        st = kr_alloc_arrays(t, err);
+    if (st == HARMONIA_OK) { /* with room to grow: address space only until an update uses it */
+        kr_tree none;
+        memset(&none, 0, sizeof none);
+        st = kr_alloc_arrays_reusing(t, &none, KR_BUILD_SLACK, err);
+    }
     if (st == HARMONIA_OK) {
         st = kr_levels_begin(t, node_min, err);
         if (st != HARMONIA_OK)
