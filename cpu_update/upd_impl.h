@@ -80,20 +80,26 @@ static inline uint32_t UPD_FN(count_le)(const UPD_T *node, uint32_t slots, UPD_T
     return pos + (node[pos] <= q);
 }
 
-/* Keys of sorted[0..n) below q. */
-static inline uint64_t UPD_FN(count_below)(const UPD_T *sorted, uint64_t n, UPD_T q)
+/* Slots of a leaf of L slots (a power of two) holding keys below q: its keys are sorted and its
+ * padding is the maximum key, which is never below q. */
+static inline __attribute__((always_inline)) uint32_t UPD_FN(count_lt_n)(const UPD_T *leaf, const uint32_t L, UPD_T q)
 {
-    uint64_t lo = 0;
-    while (n > 0) {
-        uint64_t half = n / 2;
-        if (sorted[lo + half] < q) {
-            lo += half + 1;
-            n -= half + 1;
-        } else {
-            n = half;
-        }
+    uint32_t pos = 0;
+    for (uint32_t step = L / 2; step > 0; step >>= 1)
+        pos += (leaf[pos + step - 1] < q) ? step : 0;
+    return pos + (leaf[pos] < q);
+}
+
+/* The same with the leaf size a constant of each case (the steps unrolled). */
+static inline uint32_t UPD_FN(count_lt)(const UPD_T *leaf, uint32_t L, UPD_T q)
+{
+    switch (L) {
+    case 8: return UPD_FN(count_lt_n)(leaf, 8, q);
+    case 16: return UPD_FN(count_lt_n)(leaf, 16, q);
+    case 32: return UPD_FN(count_lt_n)(leaf, 32, q);
+    case 64: return UPD_FN(count_lt_n)(leaf, 64, q);
+    default: return UPD_FN(count_lt_n)(leaf, L, q);
     }
-    return lo;
 }
 
 /* The path of the last descent: at each level the node and the key its subtree stays below (none
@@ -252,7 +258,7 @@ static void UPD_FN(plan_unit)(const kr_tree *t, const upd_params *p, const UPD_F
             old_keys = keys + leaf_base + li * L;
             leaf_delta = 0;
         }
-        uint64_t pos = UPD_FN(count_below)(old_keys, n_old, key);
+        uint64_t pos = UPD_FN(count_lt)(old_keys, (uint32_t)L, key);
         const bool was_present = pos < n_old && old_keys[pos] == key;
         bool present = was_present;
         for (uint64_t k = s; k < e; k++) {
@@ -311,8 +317,77 @@ static void UPD_FN(plan_unit)(const kr_tree *t, const upd_params *p, const UPD_F
     u->nodes = (u->leaf_end - u->leaf_begin - touched) + nodes_of_touched;
 }
 
-/* Where merged pairs go: `nodes` consecutive leaves from first_keys / first_values (L slots apart),
- * `count` pairs spread evenly (node k gets [count/nodes*k + min(k, count%nodes), ...)). */
+/* Copies n pairs. Plain loops: a tiny block costs less than a call (no restrict, so that the
+ * compiler does not turn them into memcpy calls). */
+static inline void UPD_FN(copy_pairs)(UPD_T *keys, UPD_T *values, const UPD_T *from_keys, const UPD_T *from_values,
+                                      uint64_t n)
+{
+    for (uint64_t k = 0; k < n; k++) {
+        keys[k] = from_keys[k];
+        values[k] = from_values[k];
+    }
+}
+
+/* The merge of old leaf li with the runs of records [s, e) (the plan found no failure), emitting
+ * blocks of old pairs and single merged pairs through EMIT_BLOCK(keys, values, n) and
+ * EMIT_ONE(key, value). */
+#define UPD_MERGE_BODY(EMIT_BLOCK, EMIT_ONE)                                                        \
+    const uint64_t L = t->leaf_size, n_old = upd_leaf_count(t, li);                                 \
+    const UPD_T *old_keys = (const UPD_T *)t->keys + t->n_internal * t->fanout + li * L;            \
+    const UPD_T *old_values = (const UPD_T *)t->leaf_values + li * L;                               \
+    uint64_t i = 0;                                                                                 \
+    while (s < e) {                                                                                 \
+        const UPD_T key = r[s].key;                                                                 \
+        uint64_t pos = UPD_FN(count_lt)(old_keys, (uint32_t)L, key);                                \
+        EMIT_BLOCK(old_keys + i, old_values + i, pos - i);                                          \
+        bool present = pos < n_old && old_keys[pos] == key;                                         \
+        UPD_T value = present ? old_values[pos] : 0;                                                \
+        pos += present;                                                                             \
+        for (; s < e && r[s].key == key; s++) {                                                     \
+            switch ((harmonia_op_kind)(r[s].meta & 3)) {                                            \
+            case HARMONIA_OP_UPDATE: /* of a missing key: skipped (or the batch failed) */          \
+                if (present)                                                                        \
+                    value = r[s].value;                                                             \
+                break;                                                                              \
+            case HARMONIA_OP_DELETE:                                                                \
+                present = false;                                                                    \
+                break;                                                                              \
+            default: /* insert (of a missing key, or an upsert by policy), upsert */                \
+                present = true;                                                                     \
+                value = r[s].value;                                                                 \
+                break;                                                                              \
+            }                                                                                       \
+        }                                                                                           \
+        if (present)                                                                                \
+            EMIT_ONE(key, value);                                                                   \
+        i = pos;                                                                                    \
+    }                                                                                               \
+    EMIT_BLOCK(old_keys + i, old_values + i, n_old - i);
+
+/* Into one leaf's slots (keys, values); returns the pairs written. */
+static uint64_t UPD_FN(merge_into)(const kr_tree *t, uint64_t li, const UPD_FN(rec) *r, uint64_t s, uint64_t e,
+                                   UPD_T *keys, UPD_T *values)
+{
+    uint64_t out = 0;
+#define EMIT_BLOCK(k, v, n)                                                                         \
+    do {                                                                                            \
+        UPD_FN(copy_pairs)(keys + out, values + out, k, v, n);                                      \
+        out += n;                                                                                   \
+    } while (0)
+#define EMIT_ONE(k, v)                                                                              \
+    do {                                                                                            \
+        keys[out] = k;                                                                              \
+        values[out++] = v;                                                                          \
+    } while (0)
+    UPD_MERGE_BODY(EMIT_BLOCK, EMIT_ONE)
+#undef EMIT_BLOCK
+#undef EMIT_ONE
+    return out;
+}
+
+/* Where the merged pairs of a leaf that overflows go: `nodes` consecutive leaves from keys / values
+ * (L slots apart), `count` pairs spread evenly (node k gets [count/nodes*k + min(k, count%nodes),
+ * ...)). */
 typedef struct UPD_FN(sink) {
     UPD_T *keys, *values;
     uint64_t L, nodes, count;
@@ -321,12 +396,6 @@ typedef struct UPD_FN(sink) {
     uint64_t node_end; /* its last pair + 1 */
     uint64_t slot;     /* next slot in it */
 } UPD_FN(sink);
-
-static inline void UPD_FN(sink_init)(UPD_FN(sink) *s, UPD_T *keys, UPD_T *values, uint64_t L, uint64_t nodes,
-                                     uint64_t count)
-{
-    *s = (UPD_FN(sink)){keys, values, L, nodes, count, 0, 0, upd_spread_start(count, nodes, 1), 0};
-}
 
 static inline void UPD_FN(sink_block)(UPD_FN(sink) *s, const UPD_T *keys, const UPD_T *values, uint64_t n)
 {
@@ -337,8 +406,8 @@ static inline void UPD_FN(sink_block)(UPD_FN(sink) *s, const UPD_T *keys, const 
             s->slot = 0;
         }
         uint64_t take = s->node_end - s->out < n ? s->node_end - s->out : n;
-        memcpy(s->keys + s->node * s->L + s->slot, keys, take * sizeof(UPD_T));
-        memcpy(s->values + s->node * s->L + s->slot, values, take * sizeof(UPD_T));
+        UPD_FN(copy_pairs)(s->keys + s->node * s->L + s->slot, s->values + s->node * s->L + s->slot, keys, values,
+                           take);
         s->slot += take;
         s->out += take;
         keys += take;
@@ -349,53 +418,19 @@ static inline void UPD_FN(sink_block)(UPD_FN(sink) *s, const UPD_T *keys, const 
 
 static inline void UPD_FN(sink_one)(UPD_FN(sink) *s, UPD_T key, UPD_T value)
 {
-    if (s->out == s->node_end) {
-        s->node++;
-        s->node_end = upd_spread_start(s->count, s->nodes, s->node + 1);
-        s->slot = 0;
-    }
-    s->keys[s->node * s->L + s->slot] = key;
-    s->values[s->node * s->L + s->slot] = value;
-    s->slot++;
-    s->out++;
+    UPD_FN(sink_block)(s, &key, &value, 1);
 }
 
-/* Merges old leaf li with the runs of records [s, e) (the plan found no failure) into the sink. */
-static void UPD_FN(merge_leaf)(const kr_tree *t, uint64_t li, const UPD_FN(rec) *r, uint64_t s, uint64_t e,
-                               UPD_FN(sink) *sink)
+/* Into `nodes` consecutive leaves, spread evenly. */
+static void UPD_FN(merge_spread)(const kr_tree *t, uint64_t li, const UPD_FN(rec) *r, uint64_t s, uint64_t e,
+                                 UPD_T *keys, UPD_T *values, uint64_t nodes, uint64_t count)
 {
-    const uint64_t L = t->leaf_size, n_old = upd_leaf_count(t, li);
-    const UPD_T *old_keys = (const UPD_T *)t->keys + t->n_internal * t->fanout + li * L;
-    const UPD_T *old_values = (const UPD_T *)t->leaf_values + li * L;
-    uint64_t i = 0;
-    while (s < e) {
-        const UPD_T key = r[s].key;
-        uint64_t pos = i + UPD_FN(count_below)(old_keys + i, n_old - i, key);
-        UPD_FN(sink_block)(sink, old_keys + i, old_values + i, pos - i);
-        bool present = pos < n_old && old_keys[pos] == key;
-        UPD_T value = present ? old_values[pos] : 0;
-        if (present)
-            pos++;
-        for (; s < e && r[s].key == key; s++) {
-            switch ((harmonia_op_kind)(r[s].meta & 3)) {
-            case HARMONIA_OP_UPDATE:
-                if (present)
-                    value = r[s].value; /* an update of a missing key is skipped (or the batch failed) */
-                break;
-            case HARMONIA_OP_DELETE:
-                present = false;
-                break;
-            default: /* insert (of a missing key, or an upsert by policy), upsert */
-                present = true;
-                value = r[s].value;
-                break;
-            }
-        }
-        if (present)
-            UPD_FN(sink_one)(sink, key, value);
-        i = pos;
-    }
-    UPD_FN(sink_block)(sink, old_keys + i, old_values + i, n_old - i);
+    UPD_FN(sink) sink = {keys, values, t->leaf_size, nodes, count, 0, 0, upd_spread_start(count, nodes, 1), 0};
+#define EMIT_BLOCK(k, v, n) UPD_FN(sink_block)(&sink, k, v, n)
+#define EMIT_ONE(k, v) UPD_FN(sink_one)(&sink, k, v)
+    UPD_MERGE_BODY(EMIT_BLOCK, EMIT_ONE)
+#undef EMIT_BLOCK
+#undef EMIT_ONE
 }
 
 /* In place: each touched leaf merged through a scratch leaf and written back, padded. */
@@ -408,14 +443,11 @@ static void UPD_FN(write_unit_in_place)(kr_tree *t, const UPD_FN(rec) *r, const 
     const upd_touch *mine = touch + u->rec_begin;
     for (uint64_t k = 0; k < u->touched; k++) {
         const uint64_t li = mine[k].leaf, end = k + 1 < u->touched ? mine[k + 1].rec_begin : u->rec_end;
-        UPD_FN(sink) sink;
-        UPD_FN(sink_init)(&sink, scratch_keys, scratch_values, L, 1, mine[k].count);
-        UPD_FN(merge_leaf)(t, li, r, mine[k].rec_begin, end, &sink);
+        UPD_FN(merge_into)(t, li, r, mine[k].rec_begin, end, scratch_keys, scratch_values);
         UPD_T *keys = (UPD_T *)t->keys + t->n_internal * t->fanout + li * L;
         UPD_T *values = (UPD_T *)t->leaf_values + li * L;
         const uint64_t n = mine[k].count, n_old = mine[k].old_count;
-        memcpy(keys, scratch_keys, n * sizeof(UPD_T));
-        memcpy(values, scratch_values, n * sizeof(UPD_T));
+        UPD_FN(copy_pairs)(keys, values, scratch_keys, scratch_values, n);
         for (uint64_t s = n; s < n_old; s++) { /* slots that were keys become padding */
             keys[s] = max_key;
             values[s] = 0;
@@ -437,20 +469,26 @@ static void UPD_FN(write_unit_relayout)(const kr_tree *t, kr_tree *nt, uint64_t 
     const UPD_T *old_values = (const UPD_T *)t->leaf_values;
     UPD_T *new_keys = (UPD_T *)nt->keys + nt->n_internal * nt->fanout;
     UPD_T *new_values = (UPD_T *)nt->leaf_values;
+    const uint64_t *old_rank = t->leaf_rank;
+    uint64_t *new_rank = nt->leaf_rank;
     const upd_touch *mine = touch + u->rec_begin;
     uint64_t dest = u->node_start, rank = u->key_start, li = u->leaf_begin, move = u->move_start;
+    kr_leaf_cursor cursor;
+    kr_leaf_cursor_init(nt, &cursor, dest);
+    UPD_T scratch_keys[KR_MAX_NODE] __attribute__((aligned(64))), scratch_values[KR_MAX_NODE] __attribute__((aligned(64)));
     for (uint64_t k = 0; k <= u->touched; k++) {
         /* the untouched leaves before touched leaf k (or before the unit's end) */
         const uint64_t gap_end = k < u->touched ? mine[k].leaf : u->leaf_end;
         if (gap_end > li) {
             const uint64_t m = gap_end - li;
-            memcpy(new_keys + dest * L, old_keys + li * L, m * L * sizeof(UPD_T));
-            memcpy(new_values + dest * L, old_values + li * L, m * L * sizeof(UPD_T));
+            UPD_STREAM_COPY(new_keys + dest * L, old_keys + li * L, m * L * sizeof(UPD_T));
+            UPD_STREAM_COPY(new_values + dest * L, old_values + li * L, m * L * sizeof(UPD_T));
+            const int64_t shift = (int64_t)rank - (int64_t)old_rank[li];
             for (uint64_t x = 0; x < m; x++) {
-                nt->leaf_rank[dest + x] = rank;
-                rank += upd_leaf_count(t, li + x);
-                kr_levels_note_leaf(nt, node_min, dest + x, old_keys[(li + x) * L]);
+                new_rank[dest + x] = (uint64_t)((int64_t)old_rank[li + x] + shift);
+                kr_leaf_cursor_note(nt, &cursor, node_min, old_keys[(li + x) * L]);
             }
+            rank = (uint64_t)((int64_t)old_rank[gap_end] + shift);
             if (moves)
                 moves[move++] = (upd_leaf_move){li, dest, m};
             dest += m;
@@ -461,10 +499,21 @@ static void UPD_FN(write_unit_relayout)(const kr_tree *t, kr_tree *nt, uint64_t 
         uint64_t nodes = count == 0 ? 0 : count <= L ? 1 : (count + per_split_node - 1) / per_split_node;
         if (nodes == 0 && t->n_leaves == 1)
             nodes = 1;
-        if (nodes > 0) {
-            UPD_FN(sink) sink;
-            UPD_FN(sink_init)(&sink, new_keys + dest * L, new_values + dest * L, L, nodes, count);
-            UPD_FN(merge_leaf)(t, mine[k].leaf, r, mine[k].rec_begin, end, &sink);
+        if (nodes == 1) { /* merged in a scratch leaf, then streamed out whole */
+            UPD_FN(merge_into)(t, mine[k].leaf, r, mine[k].rec_begin, end, scratch_keys, scratch_values);
+            for (uint64_t s = count; s < L; s++) {
+                scratch_keys[s] = max_key;
+                scratch_values[s] = 0;
+            }
+            UPD_STREAM_COPY(new_keys + dest * L, scratch_keys, L * sizeof(UPD_T));
+            UPD_STREAM_COPY(new_values + dest * L, scratch_values, L * sizeof(UPD_T));
+            new_rank[dest] = rank;
+            rank += count;
+            kr_leaf_cursor_note(nt, &cursor, node_min, scratch_keys[0]);
+            dest++;
+        } else if (nodes > 1) {
+            UPD_FN(merge_spread)(t, mine[k].leaf, r, mine[k].rec_begin, end, new_keys + dest * L,
+                                 new_values + dest * L, nodes, count);
             for (uint64_t x = 0; x < nodes; x++) {
                 const uint64_t n = upd_spread_start(count, nodes, x + 1) - upd_spread_start(count, nodes, x);
                 UPD_T *keys = new_keys + (dest + x) * L, *values = new_values + (dest + x) * L;
@@ -472,12 +521,13 @@ static void UPD_FN(write_unit_relayout)(const kr_tree *t, kr_tree *nt, uint64_t 
                     keys[s] = max_key;
                     values[s] = 0;
                 }
-                nt->leaf_rank[dest + x] = rank;
+                new_rank[dest + x] = rank;
                 rank += n;
-                kr_levels_note_leaf(nt, node_min, dest + x, keys[0]);
+                kr_leaf_cursor_note(nt, &cursor, node_min, keys[0]);
             }
             dest += nodes;
         }
         li = mine[k].leaf + 1;
     }
+    kr_stream_fence();
 }

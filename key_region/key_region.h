@@ -51,6 +51,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "harmonia.h"
 
@@ -119,6 +123,29 @@ static inline void kr_store(void *array, uint32_t key_bits, uint64_t slot, uint6
         ((uint32_t *)array)[slot] = (uint32_t)v;
     else
         ((uint64_t *)array)[slot] = v;
+}
+
+/* Copies bytes (a multiple of 16; dst 16-byte aligned) with non-temporal stores where the CPU has
+ * them: a destination written whole and not read soon (a new leaf level) then costs no read of
+ * its old contents. kr_stream_fence() makes a thread's streamed writes visible to the others;
+ * call it before the end of the parallel region that streamed. */
+static inline void kr_stream_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__SSE2__) && !defined(KR_NO_STREAMING)
+    __m128i *d = (__m128i *)dst;
+    const __m128i *s = (const __m128i *)src;
+    for (size_t k = 0; k < bytes / 16; k++)
+        _mm_stream_si128(d + k, _mm_loadu_si128(s + k));
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void kr_stream_fence(void)
+{
+#if defined(__SSE2__) && !defined(KR_NO_STREAMING)
+    _mm_sfence();
+#endif
 }
 
 /* Whether the tree holds the maximum key (then it is the last key of the last leaf). */
@@ -226,6 +253,43 @@ static inline uint64_t kr_leaf_parent(const kr_tree *t, uint64_t li, uint64_t *c
     }
     *child_index = (li - boundary) % base;
     return first + extra + (li - boundary) / base;
+}
+
+/* The same for consecutive leaves written in order, without a division per leaf: a cursor on the
+ * next leaf's parent. */
+typedef struct kr_leaf_cursor {
+    uint64_t parent;   /* node number of the next leaf's parent */
+    uint64_t child;    /* the next leaf's place among its children */
+    uint64_t children; /* the parent's child count */
+    uint64_t base, extra_end; /* parents before node extra_end have base + 1 children, the others base */
+} kr_leaf_cursor;
+
+static inline void kr_leaf_cursor_init(const kr_tree *t, kr_leaf_cursor *c, uint64_t li)
+{
+    memset(c, 0, sizeof *c);
+    if (t->height < 2 || li >= t->n_leaves)
+        return;
+    const uint64_t first = t->level_start[t->height - 2];
+    const uint64_t parents = t->level_start[t->height - 1] - first;
+    c->base = t->n_leaves / parents;
+    c->extra_end = first + t->n_leaves % parents;
+    c->parent = kr_leaf_parent(t, li, &c->child);
+    c->children = c->parent < c->extra_end ? c->base + 1 : c->base;
+}
+
+static inline void kr_leaf_cursor_note(kr_tree *t, kr_leaf_cursor *c, uint64_t *node_min, uint64_t first_key)
+{
+    if (c->children == 0) /* height 1: no parents */
+        return;
+    if (c->child > 0)
+        kr_store(t->keys, t->key_bits, c->parent * t->fanout + c->child - 1, first_key);
+    else
+        node_min[c->parent] = first_key;
+    if (++c->child == c->children) {
+        c->parent++;
+        c->child = 0;
+        c->children = c->parent < c->extra_end ? c->base + 1 : c->base;
+    }
 }
 
 static inline void kr_levels_note_leaf(kr_tree *t, uint64_t *node_min, uint64_t li, uint64_t first_key)

@@ -220,13 +220,19 @@ void kr_build_internal_levels(kr_tree *t)
         slot = (r - boundary) % base;                                                                 \
     }                                                                                                 \
     uint64_t i = 0;                                                                                   \
+    kr_leaf_cursor cursor;                                                                            \
+    bool cursor_ready = false;                                                                        \
     while (i < count) {                                                                               \
         const uint64_t in_leaf = li < extra ? base + 1 : base;                                        \
         uint64_t take = in_leaf - slot < count - i ? in_leaf - slot : count - i;                      \
         KEY_T *dk = leaf_keys + li * L + slot, *dv = leaf_values + li * L + slot;                     \
         if (slot == 0) {                                                                              \
             t->leaf_rank[li] = r;                                                                     \
-            kr_levels_note_leaf(t, node_min, li, KEY_AT(i));                                          \
+            if (!cursor_ready) {                                                                      \
+                kr_leaf_cursor_init(t, &cursor, li);                                                  \
+                cursor_ready = true;                                                                  \
+            }                                                                                         \
+            kr_leaf_cursor_note(t, &cursor, node_min, KEY_AT(i));                                     \
         }                                                                                             \
         for (uint64_t k = 0; k < take; k++) {                                                         \
             dk[k] = KEY_AT(i + k);                                                                    \

@@ -180,11 +180,18 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         const unsigned guess = hi > d ? hi - d : 0;
         KS_KEY_T diff = 0;
         memset(mine, 0, max_buckets * sizeof(uint64_t));
-        for (uint64_t i = lo; i < end; i++) {
-            KS_KEY_T k = in ? in[i].key : KS_SRC_KEY(src, i);
-            diff |= k ^ first;
-            mine[((uint64_t)k >> guess) & (max_buckets - 1)]++;
-        }
+        if (in)
+            for (uint64_t i = lo; i < end; i++) {
+                KS_KEY_T k = in[i].key;
+                diff |= k ^ first;
+                mine[((uint64_t)k >> guess) & (max_buckets - 1)]++;
+            }
+        else
+            for (uint64_t i = lo; i < end; i++) {
+                KS_KEY_T k = KS_SRC_KEY(src, i);
+                diff |= k ^ first;
+                mine[((uint64_t)k >> guess) & (max_buckets - 1)]++;
+            }
 #pragma omp critical(kr_sort_diff)
         team_diff |= diff;
 #pragma omp barrier
@@ -198,8 +205,12 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         }
         if (shift != guess || buckets != max_buckets) { /* the span is narrower: count again */
             memset(mine, 0, max_buckets * sizeof(uint64_t));
-            for (uint64_t i = lo; i < end; i++)
-                mine[((uint64_t)(in ? in[i].key : KS_SRC_KEY(src, i)) >> shift) & (buckets - 1)]++;
+            if (in)
+                for (uint64_t i = lo; i < end; i++)
+                    mine[((uint64_t)in[i].key >> shift) & (buckets - 1)]++;
+            else
+                for (uint64_t i = lo; i < end; i++)
+                    mine[((uint64_t)KS_SRC_KEY(src, i) >> shift) & (buckets - 1)]++;
         }
 #pragma omp barrier
 #pragma omp single
