@@ -445,12 +445,12 @@ static harmonia_status dedupe_sorted(uint32_t key_bits, void *keys, void *values
 typedef struct fused_build {
     kr_tree *tree;
     uint64_t *node_min;
-    struct fused_duplicate {
+    struct fused_duplicate { /* per thread (its own line) */
         bool found;
         uint64_t key, first_value, second_value;
-        char pad[64 - 4 * sizeof(uint64_t)];
+        double first_visit; /* when the thread visited its first bucket (the partition pass before) */
+        char pad[64 - 5 * sizeof(uint64_t)];
     } *duplicate;
-    double first_visit; /* when the first bucket was visited (the partition pass before it) */
 } fused_build;
 
 /* Each sorted bucket: checked for duplicates (equal keys are never in two buckets), then written
@@ -458,19 +458,16 @@ typedef struct fused_build {
 static void fused_visit(void *arg, uint64_t begin, const void *sorted, uint64_t count, int thread)
 {
     fused_build *f = arg;
-    if (f->first_visit == 0.0) {
-        double now = omp_get_wtime();
-#pragma omp critical(kr_build_first_visit)
-        if (f->first_visit == 0.0)
-            f->first_visit = now;
-    }
     struct fused_duplicate *dup = &f->duplicate[thread];
+    if (dup->first_visit == 0.0)
+        dup->first_visit = omp_get_wtime();
     if (f->tree->key_bits == 32) {
         const kr_pair32 *p = sorted;
         for (uint64_t i = 1; i < count; i++)
             if (p[i].key == p[i - 1].key) {
                 if (!dup->found || p[i].key < dup->key)
-                    *dup = (struct fused_duplicate){true, p[i].key, p[i - 1].value, p[i].value, {0}};
+                    dup->found = true, dup->key = p[i].key, dup->first_value = p[i - 1].value,
+                    dup->second_value = p[i].value;
                 return;
             }
         write_ranks_pairs32(f->tree, f->node_min, begin, p, count);
@@ -479,7 +476,8 @@ static void fused_visit(void *arg, uint64_t begin, const void *sorted, uint64_t 
         for (uint64_t i = 1; i < count; i++)
             if (p[i].key == p[i - 1].key) {
                 if (!dup->found || p[i].key < dup->key)
-                    *dup = (struct fused_duplicate){true, p[i].key, p[i - 1].value, p[i].value, {0}};
+                    dup->found = true, dup->key = p[i].key, dup->first_value = p[i - 1].value,
+                    dup->second_value = p[i].value;
                 return;
             }
         write_ranks_pairs64(f->tree, f->node_min, begin, p, count);
@@ -499,7 +497,7 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
         return st;
     const int threads = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
     void *records = kr_malloc(count * (p->key_bits == 32 ? sizeof(kr_pair32) : sizeof(kr_pair64)));
-    fused_build f = {t, node_min, kr_calloc((size_t)threads, sizeof(struct fused_duplicate)), 0.0};
+    fused_build f = {t, node_min, kr_calloc((size_t)threads, sizeof(struct fused_duplicate))};
     if (!records || !f.duplicate) {
         kr_set_error(err, "out of memory sorting %" PRIu64 " input pairs", count);
         st = HARMONIA_ERR_NO_MEMORY;
@@ -508,6 +506,10 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
         st = kr_sort_pairs_visit(p->key_bits, keys, values, count, records, fused_visit, &f, err);
     free(records);
     const double t1 = omp_get_wtime();
+    double first_visit = t1;
+    for (int u = 0; f.duplicate && u < threads; u++)
+        if (f.duplicate[u].first_visit > 0.0 && f.duplicate[u].first_visit < first_visit)
+            first_visit = f.duplicate[u].first_visit;
     if (st == HARMONIA_OK) {
         int worst = -1;
         for (int u = 0; u < threads; u++)
@@ -537,9 +539,8 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
     free(node_min);
     free(f.duplicate);
     if (p->step_seconds) {
-        const double first = f.first_visit > 0.0 ? f.first_visit : t1;
-        p->step_seconds[0] = first - t0;              /* plan, allocation, the partition pass */
-        p->step_seconds[1] = t1 - first;              /* buckets sorted in cache, leaves written */
+        p->step_seconds[0] = first_visit - t0;        /* plan, allocation, the partition pass */
+        p->step_seconds[1] = t1 - first_visit;        /* buckets sorted in cache, leaves written */
         p->step_seconds[2] = omp_get_wtime() - t1;    /* internal levels */
     }
     return st;

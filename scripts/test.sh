@@ -56,3 +56,25 @@ if harmonia_install_fuzz_deps; then
 else
     echo "no clang: fuzzing skipped (install clang to run it)"
 fi
+
+# ThreadSanitizer needs an instrumented OpenMP runtime: gcc's libgomp is not, so a gcc -fsanitize=thread
+# build reports libgomp's own barriers, criticals and singles as races (seen in issue 15). clang's
+# LLVM OpenMP with the Archer tool (libarcher.so, in libomp-dev) tells TSan what OpenMP synchronises;
+# the runtime's own internals are not instrumented (ignore_noninstrumented_modules). The CLI tests
+# stay out: they run the tool under resource limits (file size, threads) that TSan's shadow
+# memory and libomp's messages do not fit.
+echo "== CPU-only build under ThreadSanitizer (clang, LLVM OpenMP + Archer): the OpenMP library tests =="
+archer=""
+if command -v clang >/dev/null 2>&1 && harmonia_install_fuzz_deps; then
+    archer="$(dirname "$(readlink -f "$(command -v clang)")")/../lib/libarcher.so"
+fi
+if [ -n "$archer" ] && [ -f "$archer" ]; then
+    [ -d build-tsan ] || CC=clang meson setup build-tsan -Dcuda=disabled -Dbuildtype=debug -Doptimization=1 \
+        -Db_sanitize=thread -Db_lundef=false
+    ninja -C build-tsan
+    OMP_TOOL_LIBRARIES="$archer" TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" \
+        meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 \
+        differential build update checker index_file
+else
+    echo "no clang with libarcher.so: ThreadSanitizer skipped (install clang and libomp-dev to run it)"
+fi
