@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "harmonia.h"
+#include "cpu_update/cpu_update.h"
 #include "key_region/key_region.h"
 
 static uint64_t mix64(uint64_t z)
@@ -175,15 +176,18 @@ static double copy_bandwidth(size_t bytes)
 static void usage(void)
 {
     printf("usage: bench_update [--keys-log2 K] [--paper-ops N] [--paper-batches B] [--sizes a,b,c]\n"
-           "                    [--fill F] [--build-log2 B] [--sample S] [--bandwidth-mib M] [--quick]\n"
+           "                    [--fill F] [--build-log2 B] [--sample S] [--bandwidth-mib M] [--no-streaming]\n"
+           "                    [--quick]\n"
            "  --keys-log2 K     tree of 2^K 64-bit keys (default 26)\n"
            "  --paper-ops N     operations per paper-mix batch (default 4194304)\n"
            "  --paper-batches B paper-mix batches (default 3: the first writes fresh arrays)\n"
-           "  --sizes a,b,c     log2 sizes of the insert-only, delete-only and mixed batches (default 16,20,24)\n"
+           "  --sizes a,b,c     log2 sizes of the insert-only, delete-only and mixed batches (default 16,20,24;\n"
+           "                    0 = none)\n"
            "  --fill F          leaf fill of the tree (default 1.0, full leaves)\n"
            "  --build-log2 B    the bulk build from unsorted pairs: 2^B pairs (default 28; 0 = skip)\n"
            "  --sample S        lookups checked against the model after each step (default 262144)\n"
            "  --bandwidth-mib M the machine's copy bandwidth measured on M MiB first (default 1024; 0 = skip)\n"
+           "  --no-streaming    the updater writes the new leaf level with plain copies (to compare)\n"
            "  --quick           --keys-log2 20 --paper-ops 65536 --sizes 10,14 --build-log2 22\n"
            "Threads: OMP_NUM_THREADS. Exit 1 at the first failure.\n");
 }
@@ -286,6 +290,8 @@ int main(int argc, char **argv)
             fill = atof(v), a++;
         } else if (v && !strcmp(o, "--build-log2")) {
             build_log2 = (uint32_t)atoi(v), a++;
+        } else if (!strcmp(o, "--no-streaming")) {
+            upd_tuning_streaming = false;
         } else if (v && !strcmp(o, "--bandwidth-mib")) {
             bandwidth_mib = (uint32_t)atoi(v), a++;
         } else if (v && !strcmp(o, "--sample")) {
@@ -293,7 +299,8 @@ int main(int argc, char **argv)
         } else if (v && !strcmp(o, "--sizes")) {
             n_sizes = 0;
             for (char *s = argv[++a]; *s && n_sizes < 8; s++) {
-                sizes[n_sizes++] = (uint32_t)strtoul(s, &s, 10);
+                sizes[n_sizes] = (uint32_t)strtoul(s, &s, 10);
+                n_sizes += sizes[n_sizes] > 0; /* 0: none */
                 if (!*s)
                     break;
             }
@@ -304,7 +311,8 @@ int main(int argc, char **argv)
     }
     const uint64_t n = 1ull << keys_log2;
     const int threads = omp_get_max_threads();
-    printf("# bench_update: %d threads", threads);
+    printf("# bench_update: %d threads, new leaf level %s", threads,
+           upd_tuning_streaming ? "streamed (non-temporal stores)" : "copied (plain stores)");
     if (bandwidth_mib)
         printf("; copy bandwidth %.1f GB/s (memcpy of %u MiB by every thread, bytes read + written)",
                copy_bandwidth((size_t)bandwidth_mib << 20), bandwidth_mib);

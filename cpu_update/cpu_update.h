@@ -76,6 +76,10 @@ typedef struct upd_result {
     uint64_t failed_op;       /* on KEY_EXISTS / KEY_MISSING: the index of the first failing op */
 } upd_result;
 
+/* Tuning switch for benchmarks (not thread-safe; set before any batch): write the new leaf level
+ * with non-temporal stores (true, the default) or plain copies. */
+extern bool upd_tuning_streaming;
+
 /* Applies the batch to tree under params. On success either the tree was changed in place
  * (result->in_place) or result->new_tree holds the new layout (the old arrays untouched). On
  * failure nothing was changed and err says why (naming the failing operation's index).

@@ -57,13 +57,11 @@ static inline uint64_t upd_spread_start(uint64_t count, uint64_t nodes, uint64_t
     return count / nodes * k + (k < count % nodes ? k : count % nodes);
 }
 
-/* How the new leaf level is written: non-temporal stores (no read of the destination's old lines),
- * unless built with -DUPD_NO_STREAMING for comparison. */
-#ifdef UPD_NO_STREAMING
-#define UPD_STREAM_COPY memcpy
-#else
-#define UPD_STREAM_COPY kr_stream_copy
-#endif
+/* How the new leaf level is written: non-temporal stores (no read of the destination's old lines)
+ * unless a benchmark turned them off to compare (cpu_update.h). */
+bool upd_tuning_streaming = true;
+#define UPD_STREAM_COPY(dst, src, bytes)                                                           \
+    (upd_tuning_streaming ? kr_stream_copy(dst, src, bytes) : (void)memcpy(dst, src, bytes))
 
 #define UPD_T uint32_t
 #define UPD_FN(name) name##_u32

@@ -256,6 +256,9 @@ static void UPD_FN(plan_unit)(const kr_tree *t, const upd_params *p, const UPD_F
             mine[touched].old_count = n_old;
             touched++;
             old_keys = keys + leaf_base + li * L;
+            /* the next leaves' keys: a dense batch touches most of them next */
+            __builtin_prefetch(old_keys + 2 * L);
+            __builtin_prefetch(old_keys + 3 * L);
             leaf_delta = 0;
         }
         uint64_t pos = UPD_FN(count_lt)(old_keys, (uint32_t)L, key);
@@ -495,6 +498,12 @@ static void UPD_FN(write_unit_relayout)(const kr_tree *t, kr_tree *nt, uint64_t 
         }
         if (k == u->touched)
             break;
+        if (k + 4 < u->touched) { /* a touched leaf further on: its keys and values */
+            __builtin_prefetch(old_keys + mine[k + 4].leaf * L);
+            __builtin_prefetch(old_values + mine[k + 4].leaf * L);
+            __builtin_prefetch(old_keys + mine[k + 4].leaf * L + L - 1);
+            __builtin_prefetch(old_values + mine[k + 4].leaf * L + L - 1);
+        }
         const uint64_t count = mine[k].count, end = k + 1 < u->touched ? mine[k + 1].rec_begin : u->rec_end;
         uint64_t nodes = count == 0 ? 0 : count <= L ? 1 : (count + per_split_node - 1) / per_split_node;
         if (nodes == 0 && t->n_leaves == 1)

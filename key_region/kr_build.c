@@ -202,7 +202,7 @@ void kr_build_internal_levels(kr_tree *t)
 }
 
 /* Writes the sorted pairs of ranks [begin, begin + count) (keys_at / values_at: element i) into the
- * leaves of t, whose n_keys keys are spread evenly over its leaves: slots, the padding of each leaf
+ * leaves of t (whole leaves streamed out with non-temporal stores), whose n_keys keys are spread evenly over its leaves: slots, the padding of each leaf
  * whose last key is among them, the leaf rank and the parent's separator (or node_min) of each leaf
  * whose first key is. Ranges of different calls may share a leaf, never a slot. */
 #define WRITE_RANKS_BODY(KEY_T, KEY_AT, VALUE_AT)                                                     \
@@ -225,6 +225,30 @@ void kr_build_internal_levels(kr_tree *t)
     while (i < count) {                                                                               \
         const uint64_t in_leaf = li < extra ? base + 1 : base;                                        \
         uint64_t take = in_leaf - slot < count - i ? in_leaf - slot : count - i;                      \
+        if (slot == 0 && take == in_leaf) { /* a whole leaf: assembled, then streamed out */          \
+            KEY_T lk[KR_MAX_NODE] __attribute__((aligned(64)));                                       \
+            KEY_T lv[KR_MAX_NODE] __attribute__((aligned(64)));                                       \
+            for (uint64_t k = 0; k < in_leaf; k++) {                                                  \
+                lk[k] = KEY_AT(i + k);                                                                \
+                lv[k] = VALUE_AT(i + k);                                                              \
+            }                                                                                         \
+            for (uint64_t s = in_leaf; s < L; s++) {                                                  \
+                lk[s] = max_key;                                                                      \
+                lv[s] = 0;                                                                            \
+            }                                                                                         \
+            kr_stream_copy(leaf_keys + li * L, lk, L * sizeof(KEY_T));                                \
+            kr_stream_copy(leaf_values + li * L, lv, L * sizeof(KEY_T));                              \
+            t->leaf_rank[li] = r;                                                                     \
+            if (!cursor_ready) {                                                                      \
+                kr_leaf_cursor_init(t, &cursor, li);                                                  \
+                cursor_ready = true;                                                                  \
+            }                                                                                         \
+            kr_leaf_cursor_note(t, &cursor, node_min, lk[0]);                                         \
+            i += take;                                                                                \
+            r += take;                                                                                \
+            li++;                                                                                     \
+            continue;                                                                                 \
+        }                                                                                             \
         KEY_T *dk = leaf_keys + li * L + slot, *dv = leaf_values + li * L + slot;                     \
         if (slot == 0) {                                                                              \
             t->leaf_rank[li] = r;                                                                     \
@@ -249,7 +273,8 @@ void kr_build_internal_levels(kr_tree *t)
             li++;                                                                                     \
             slot = 0;                                                                                 \
         }                                                                                             \
-    }
+    }                                                                                                 \
+    kr_stream_fence();
 
 static void write_ranks_pairs64(kr_tree *t, uint64_t *node_min, uint64_t begin, const kr_pair64 *pairs,
                                 uint64_t count)
