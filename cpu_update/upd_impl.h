@@ -33,7 +33,8 @@ typedef struct UPD_FN(src) {
 #undef KS_SMALL
 #undef KS_MAX_DIGIT
 
-/* The sort's visitor: each sorted bucket into its place of the records array. */
+/* The sort's visitor: each sorted bucket into its place of the records array (where the sort left it,
+ * but for the pieces a nested level sorted in its other buffer). */
 static void UPD_FN(place_sorted)(void *arg, uint64_t begin, const void *sorted, uint64_t count, int thread)
 {
     UPD_FN(rec) *records = (UPD_FN(rec) *)arg + begin;
@@ -64,7 +65,7 @@ static harmonia_status UPD_FN(sort_batch)(const uint8_t *kinds, const UPD_T *key
     UPD_FN(rec) *scratch = kr_malloc((size_t)team * (count < local ? count : local) * sizeof(UPD_FN(rec)));
     if (!scratch)
         return HARMONIA_ERR_NO_MEMORY;
-    UPD_FN(ks_ctx) c = {scratch, team, UPD_FN(place_sorted), records};
+    UPD_FN(ks_ctx) c = {scratch, team, UPD_FN(place_sorted), records, true};
     harmonia_status st =
         UPD_FN(ks_partition)(&c, &src, NULL, count, (unsigned)(8 * sizeof(UPD_T)), records, NULL, 0);
     free(scratch);

@@ -58,11 +58,11 @@ harmonia_status kr_sort_pairs_visit(uint32_t key_bits, const void *keys, const v
     harmonia_status st;
     if (key_bits == 32) {
         pair_src32 src = {keys, values};
-        ks32_ctx c = {scratch, threads, visit, arg};
+        ks32_ctx c = {scratch, threads, visit, arg, false};
         st = ks32_partition(&c, &src, NULL, count, 32, records, NULL, 0);
     } else {
         pair_src64 src = {keys, values};
-        ks64_ctx c = {scratch, threads, visit, arg};
+        ks64_ctx c = {scratch, threads, visit, arg, false};
         st = ks64_partition(&c, &src, NULL, count, 64, records, NULL, 0);
     }
     free(scratch);

@@ -135,6 +135,9 @@ typedef struct KS_FN(ctx) {
     int threads;
     KS_FN(visit_fn) visit;
     void *arg;
+    bool result_in_out;   /* sort each bucket into its own place in out[] (the caller keeps the
+                             sorted array), not into the thread's scratch (where the caller only
+                             reads it: out[] then stays clean in the cache, no write-back) */
 } KS_FN(ctx);
 
 /* One parallel level: partitions n records (src when in is NULL, else in[]) into out[] by 2^d buckets
@@ -151,7 +154,9 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         for (uint64_t i = 0; i < n; i++)
             out[i] = in ? in[i] : KS_SRC_REC(src, i);
         const KS_REC *sorted = out;
-        if (n > 1 && hi > 0) {
+        if (n > 1 && hi > 0 && c->result_in_out) {
+            KS_FN(sort_inplace)(out, c->local, n, hi);
+        } else if (n > 1 && hi > 0) {
             KS_FN(sort_into)(out, c->local, n, hi);
             sorted = c->local;
         }
@@ -280,8 +285,12 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
             const KS_REC *sorted = out + begin;
             if (m > 1 && shift > 0) {
                 KS_REC *scratch = c->local + (size_t)t * KS_LOCAL;
-                KS_FN(sort_into)(out + begin, scratch, m, shift);
-                sorted = scratch;
+                if (c->result_in_out) {
+                    KS_FN(sort_inplace)(out + begin, scratch, m, shift);
+                } else {
+                    KS_FN(sort_into)(out + begin, scratch, m, shift);
+                    sorted = scratch;
+                }
             }
             c->visit(c->arg, base + begin, sorted, m, t);
         }
