@@ -835,6 +835,16 @@ static void test_large_batches(void **state)
             free(keys);
             free(values);
         }
+        /* the empty batch on a tree past the parallel thresholds: nothing changes */
+        snapshot before;
+        take_snapshot(t, &before);
+        harmonia_update_stats st;
+        assert_int_equal(harmonia_update(t, NULL, NULL, NULL, NULL, 0, &st), HARMONIA_OK);
+        assert_int_equal(st.leaves_touched, 0);
+        assert_false(st.shape_changed);
+        before.version++; /* an applied batch, if an empty one */
+        expect_unchanged(t, &before);
+        free_snapshot(&before);
         harmonia_free(t);
         free(m.keys);
         free(m.values);
