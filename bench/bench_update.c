@@ -16,13 +16,9 @@
 #include "harmonia.h"
 #include "cpu_update/cpu_update.h"
 #include "key_region/key_region.h"
+#include "util/mix.h"
 
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#define mix64 util_mix64
 
 /* Key i of the universe: a bijection, so distinct indexes are distinct keys. */
 static uint64_t key_of(uint64_t i) { return mix64(i + 0x1234567ull); }

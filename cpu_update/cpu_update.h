@@ -56,6 +56,7 @@ typedef struct upd_params {
                               writes into where they are large enough (kr_alloc_arrays_reusing):
                               no page faults of fresh memory. Taken or freed by a re-layout, left
                               as it is otherwise. Nobody may read them during the call. */
+    int threads;           /* OpenMP team size of every parallel region; 0 = the caller's default */
 } upd_params;
 
 /* A run of old leaves copied unchanged (keys and values) by a re-layout: old leaves
@@ -86,7 +87,7 @@ extern bool upd_tuning_streaming;
  * Times in stats: sort_seconds the sort; apply_seconds the units and the plan, and in place the
  * merges and the ranks; relayout_seconds the new arrays' allocation, the new leaf level (merges
  * and copies) and the internal levels.
- * Threads: the calling thread's OpenMP setting. */
+ * Threads: params->threads (num_threads clauses; OpenMP's settings are never changed). */
 harmonia_status upd_apply_batch(kr_tree *tree, const upd_params *params, const uint8_t *kinds,
                                 const void *keys, const void *values, uint64_t count,
                                 harmonia_update_stats *stats, upd_result *result, kr_error *err);

@@ -164,7 +164,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
 {
     const uint32_t bits = t->key_bits;
     const uint64_t L = t->leaf_size;
-    const int threads = omp_get_max_threads();
+    const int threads = kr_resolve_threads(p->threads); /* every parallel region's num_threads */
     harmonia_status st = HARMONIA_OK;
     upd_work w;
     memset(&w, 0, sizeof w);
@@ -341,7 +341,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
             }
         }
         nt->leaf_rank[nt->n_leaves] = new_keys;
-        kr_levels_finish(nt, w.node_min);
+        kr_levels_finish(nt, w.node_min, threads);
         result->moves = move_list;
         result->n_moves = move_list ? moves : 0;
         stats->relayout_seconds = now_seconds() - t2;

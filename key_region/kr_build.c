@@ -21,19 +21,6 @@ void kr_tree_free_arrays(kr_tree *t)
     t->leaf_rank = NULL;
 }
 
-/* Child count of node p among n_parents sharing n_children as evenly as possible. */
-static inline uint64_t even_share(uint64_t n_children, uint64_t n_parents, uint64_t p)
-{
-    return n_children / n_parents + (p < n_children % n_parents ? 1 : 0);
-}
-
-/* First of the items given to part p when n items are shared as evenly as possible by n_parts. */
-static inline uint64_t even_start(uint64_t n, uint64_t n_parts, uint64_t p)
-{
-    uint64_t base = n / n_parts, extra = n % n_parts;
-    return p * base + (p < extra ? p : extra);
-}
-
 harmonia_status kr_plan_levels(kr_tree *t, kr_error *err)
 {
     uint64_t sizes[KR_MAX_LEVELS];
@@ -129,31 +116,20 @@ harmonia_status kr_levels_begin(const kr_tree *t, uint64_t **node_min, kr_error 
     return HARMONIA_OK;
 }
 
-/* first_child: level l's nodes share level l+1's nodes evenly, in order */
-static void fill_first_child(kr_tree *t)
-{
-    for (uint32_t l = 0; l + 1 < t->height; l++) {
-        const uint64_t first = t->level_start[l], parents = t->level_start[l + 1] - first;
-        const uint64_t children = t->level_start[l + 2] - t->level_start[l + 1];
-#pragma omp parallel for schedule(static) if (parents > KR_PARALLEL_MIN)
-        for (uint64_t p = 0; p < parents; p++)
-            t->first_child[first + p] = (uint32_t)(t->level_start[l + 1] + even_start(children, parents, p));
-    }
-    t->first_child[t->n_internal] = (uint32_t)t->n_nodes;
-}
-
-void kr_levels_finish(kr_tree *t, uint64_t *node_min)
+void kr_levels_finish(kr_tree *t, uint64_t *node_min, int threads)
 {
     const uint64_t F = t->fanout;
     const uint64_t max_key = kr_max_key(t->key_bits);
-    fill_first_child(t);
+    const int team = kr_resolve_threads(threads);
+    /* first_child: level l's nodes share level l+1's nodes evenly, in order (prefix_sum/) */
+    ps_build(t->first_child, t->level_start, t->height);
     if (t->height < 2)
         return;
     /* the last internal level: its separators were written with the leaves; the padding */
     {
         const uint32_t l = t->height - 2;
         const uint64_t first = t->level_start[l], end = t->level_start[l + 1];
-#pragma omp parallel for schedule(static) if (end - first > KR_PARALLEL_MIN / 4)
+#pragma omp parallel for schedule(static) num_threads(team) if (end - first > KR_PARALLEL_MIN / 4)
         for (uint64_t p = first; p < end; p++) {
             uint64_t c = t->first_child[p + 1] - t->first_child[p];
             for (uint64_t s = c - 1; s < F; s++)
@@ -163,7 +139,7 @@ void kr_levels_finish(kr_tree *t, uint64_t *node_min)
     /* the levels above, from their children's smallest keys */
     for (uint32_t l = t->height - 2; l-- > 0;) {
         const uint64_t first = t->level_start[l], end = t->level_start[l + 1];
-#pragma omp parallel for schedule(static) if (end - first > KR_PARALLEL_MIN / 4)
+#pragma omp parallel for schedule(static) num_threads(team) if (end - first > KR_PARALLEL_MIN / 4)
         for (uint64_t p = first; p < end; p++) {
             uint64_t child = t->first_child[p], c = t->first_child[p + 1] - child;
             for (uint64_t j = 1; j < c; j++)
@@ -175,21 +151,21 @@ void kr_levels_finish(kr_tree *t, uint64_t *node_min)
     }
 }
 
-void kr_build_internal_levels(kr_tree *t)
+void kr_build_internal_levels(kr_tree *t, int threads)
 {
     uint64_t *node_min = NULL;
     kr_error ignored;
     if (kr_levels_begin(t, &node_min, &ignored) == HARMONIA_OK) {
         const uint64_t leaf_base = t->n_internal * t->fanout;
-#pragma omp parallel for schedule(static) if (t->n_leaves > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(threads)) if (t->n_leaves > KR_PARALLEL_MIN)
         for (uint64_t li = 0; li < t->n_leaves; li++)
             kr_levels_note_leaf(t, node_min, li, kr_load(t->keys, t->key_bits, leaf_base + li * t->leaf_size));
-        kr_levels_finish(t, node_min);
+        kr_levels_finish(t, node_min, threads);
         free(node_min);
         return;
     }
     /* out of memory for the minimums: each separator from a descent to its subtree's first leaf */
-    fill_first_child(t);
+    ps_build(t->first_child, t->level_start, t->height);
     const uint64_t F = t->fanout;
     const uint64_t max_key = kr_max_key(t->key_bits);
     for (uint64_t p = 0; p < t->n_internal; p++) {
@@ -354,7 +330,7 @@ static harmonia_status plan_even_tree(kr_tree *t, uint32_t key_bits, uint32_t fa
 harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint32_t fanout,
                                             uint32_t leaf_size, double leaf_fill,
                                             const void *keys, const void *values, uint64_t count,
-                                            kr_error *err)
+                                            int threads, kr_error *err)
 {
     uint64_t *node_min = NULL;
     harmonia_status st = plan_even_tree(t, key_bits, fanout, leaf_size, leaf_fill, count, &node_min, err);
@@ -370,7 +346,7 @@ harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint3
         /* chunks of whole leaves' worth of ranks, in parallel */
         const uint64_t chunk = 1u << 16;
         const uint64_t chunks = (count + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(threads)) if (count > KR_PARALLEL_MIN)
         for (uint64_t c = 0; c < chunks; c++) {
             uint64_t begin = c * chunk, n = count - begin < chunk ? count - begin : chunk;
             if (key_bits == 32)
@@ -382,16 +358,16 @@ harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint3
         }
     }
     t->leaf_rank[t->n_leaves] = count;
-    kr_levels_finish(t, node_min);
+    kr_levels_finish(t, node_min, threads);
     free(node_min);
     return HARMONIA_OK;
 }
 
 /* Index of the first i >= 1 with keys[i] < keys[i-1], or count if none (parallel). */
-static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t count)
+static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t count, int threads)
 {
     uint64_t first = count;
-#pragma omp parallel for reduction(min : first) schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for reduction(min : first) schedule(static) num_threads(kr_resolve_threads(threads)) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 1; i < count; i++)
         if (kr_load(keys, key_bits, i) < kr_load(keys, key_bits, i - 1) && i < first)
             first = i;
@@ -399,10 +375,10 @@ static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t coun
 }
 
 /* Index of the first i >= 1 with keys[i] == keys[i-1] in sorted keys, or count if none. */
-static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count)
+static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count, int threads)
 {
     uint64_t first = count;
-#pragma omp parallel for reduction(min : first) schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for reduction(min : first) schedule(static) num_threads(kr_resolve_threads(threads)) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 1; i < count; i++)
         if (kr_load(keys, key_bits, i) == kr_load(keys, key_bits, i - 1) && i < first)
             first = i;
@@ -413,11 +389,11 @@ static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count
  * last pair. Returns the new count. Parallel: per-chunk counts, a prefix sum, then the moves into
  * a second buffer. */
 static harmonia_status dedupe_sorted(uint32_t key_bits, void *keys, void *values, uint64_t count,
-                                     bool keep_last, uint64_t *count_out, kr_error *err)
+                                     bool keep_last, int threads, uint64_t *count_out, kr_error *err)
 {
     size_t kb = key_bits / 8;
     void *out_keys = kr_malloc(count * kb), *out_values = kr_malloc(count * kb);
-    int nt = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
+    int nt = count > KR_PARALLEL_MIN ? kr_resolve_threads(threads) : 1;
     uint64_t *chunk_start = kr_calloc((size_t)nt + 1, sizeof(uint64_t));
     if (!out_keys || !out_values || !chunk_start) {
         free(out_keys);
@@ -520,7 +496,7 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
                                         err);
     if (st != HARMONIA_OK)
         return st;
-    const int threads = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
+    const int threads = count > KR_PARALLEL_MIN ? kr_resolve_threads(p->threads) : 1;
     void *records = kr_malloc(count * (p->key_bits == 32 ? sizeof(kr_pair32) : sizeof(kr_pair64)));
     fused_build f = {t, node_min, kr_calloc((size_t)threads, sizeof(struct fused_duplicate))};
     if (!records || !f.duplicate) {
@@ -528,7 +504,7 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
         st = HARMONIA_ERR_NO_MEMORY;
     }
     if (st == HARMONIA_OK)
-        st = kr_sort_pairs_visit(p->key_bits, keys, values, count, records, fused_visit, &f, err);
+        st = kr_sort_pairs_visit(p->key_bits, keys, values, count, records, fused_visit, &f, threads, err);
     free(records);
     const double t1 = omp_get_wtime();
     double first_visit = t1;
@@ -556,7 +532,7 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
             p->progress(p->progress_arg, "layout", 0.0);
         }
         t->leaf_rank[t->n_leaves] = count;
-        kr_levels_finish(t, node_min);
+        kr_levels_finish(t, node_min, p->threads);
     } else {
         kr_tree_free_arrays(t);
         memset(t, 0, sizeof *t);
@@ -578,7 +554,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
     if (p->progress)
         p->progress(p->progress_arg, "sort", 0.0);
     if (p->input_sorted) {
-        uint64_t bad = first_descent(p->key_bits, keys, count);
+        uint64_t bad = first_descent(p->key_bits, keys, count, p->threads);
         if (bad < count) {
             kr_set_error(err,
                          "input promised sorted is not: key %" PRIu64 " at position %" PRIu64
@@ -587,10 +563,10 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
                          bad - 1);
             return HARMONIA_ERR_UNSORTED;
         }
-        uint64_t rep = first_repeat(p->key_bits, keys, count);
+        uint64_t rep = first_repeat(p->key_bits, keys, count, p->threads);
         if (rep == count) /* the common case: build straight from the caller's arrays */
             return kr_build_from_sorted_unique(t, p->key_bits, p->fanout, p->leaf_size,
-                                               p->leaf_fill, keys, values, count, err);
+                                               p->leaf_fill, keys, values, count, p->threads, err);
         if (p->duplicates == HARMONIA_DUPLICATES_REJECT) {
             kr_set_error(err, "duplicate key %" PRIu64 " at positions %" PRIu64 " and %" PRIu64,
                          kr_load(keys, p->key_bits, rep), rep - 1, rep);
@@ -614,9 +590,9 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
     harmonia_status st = HARMONIA_OK;
     if (!p->input_sorted) {
         /* sorted straight from the caller's arrays into the copies */
-        st = kr_sort_pairs_into(p->key_bits, keys, values, count, work_keys, work_values, err);
+        st = kr_sort_pairs_into(p->key_bits, keys, values, count, work_keys, work_values, p->threads, err);
     } else {
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(p->threads)) if (count > KR_PARALLEL_MIN)
         for (uint64_t i = 0; i < count; i++) {
             kr_store(work_keys, p->key_bits, i, kr_load(keys, p->key_bits, i));
             kr_store(work_values, p->key_bits, i, values ? kr_load(values, p->key_bits, i) : i);
@@ -626,7 +602,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
         p->progress(p->progress_arg, "sort", 1.0);
     uint64_t unique = count;
     if (st == HARMONIA_OK) {
-        uint64_t rep = first_repeat(p->key_bits, work_keys, count);
+        uint64_t rep = first_repeat(p->key_bits, work_keys, count, p->threads);
         if (rep < count) {
             if (p->duplicates == HARMONIA_DUPLICATES_REJECT) {
                 /* values of the sorted copy are the input positions when the caller gave none */
@@ -641,7 +617,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
                 st = HARMONIA_ERR_DUPLICATE_KEY;
             } else {
                 st = dedupe_sorted(p->key_bits, work_keys, work_values, count,
-                                   p->duplicates == HARMONIA_DUPLICATES_KEEP_LAST, &unique, err);
+                                   p->duplicates == HARMONIA_DUPLICATES_KEEP_LAST, p->threads, &unique, err);
             }
         }
     }
@@ -649,7 +625,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
         if (p->progress)
             p->progress(p->progress_arg, "layout", 0.0);
         st = kr_build_from_sorted_unique(t, p->key_bits, p->fanout, p->leaf_size, p->leaf_fill,
-                                         work_keys, work_values, unique, err);
+                                         work_keys, work_values, unique, p->threads, err);
         if (p->progress)
             p->progress(p->progress_arg, "layout", 1.0);
     }

@@ -44,9 +44,9 @@ typedef struct pair_src32 {
 #include "key_region/kr_sort_impl.h"
 
 harmonia_status kr_sort_pairs_visit(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
-                                    void *records, kr_sort_visit_fn visit, void *arg, kr_error *err)
+                                    void *records, kr_sort_visit_fn visit, void *arg, int threads, kr_error *err)
 {
-    const int threads = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
+    threads = count > KR_PARALLEL_MIN ? kr_resolve_threads(threads) : 1;
     const size_t rec_bytes = key_bits == 32 ? sizeof(kr_pair32) : sizeof(kr_pair64);
     const size_t local = key_bits == 32 ? KR_SORT_LOCAL_PAIRS32 : KR_SORT_LOCAL_PAIRS64;
     const uint64_t per_thread = count < local ? (count ? count : 1) : local;
@@ -99,7 +99,7 @@ static void unpack32(void *arg, uint64_t begin, const void *sorted, uint64_t cou
 }
 
 harmonia_status kr_sort_pairs_into(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
-                                   void *keys_out, void *values_out, kr_error *err)
+                                   void *keys_out, void *values_out, int threads, kr_error *err)
 {
     if (count == 0)
         return HARMONIA_OK;
@@ -111,13 +111,13 @@ harmonia_status kr_sort_pairs_into(uint32_t key_bits, const void *keys, const vo
     unpack_arg a = {keys_out, values_out};
     /* the first pass reads every pair before any bucket is visited, so the output may be the input */
     harmonia_status st = kr_sort_pairs_visit(key_bits, keys, values, count, records,
-                                             key_bits == 32 ? unpack32 : unpack64, &a, err);
+                                             key_bits == 32 ? unpack32 : unpack64, &a, threads, err);
     free(records);
     return st;
 }
 
 harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
-                              kr_error *err)
+                              int threads, kr_error *err)
 {
-    return kr_sort_pairs_into(key_bits, keys, values, count, keys, values, err);
+    return kr_sort_pairs_into(key_bits, keys, values, count, keys, values, threads, err);
 }

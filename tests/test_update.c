@@ -1120,7 +1120,13 @@ static void test_reported_changes(void **state)
             spare.leaf_rank = malloc(before.rank_bytes * 2 + 4096);
         }
         void *spare_keys = spare.keys;
-        upd_params p = {HARMONIA_INSERT_EXISTING_UPSERT, HARMONIA_UPDATE_MISSING_SKIP, 0.75, true, true, &spare};
+        upd_params p = {.insert_existing = HARMONIA_INSERT_EXISTING_UPSERT,
+                        .update_missing = HARMONIA_UPDATE_MISSING_SKIP,
+                        .split_fill = 0.75,
+                        .in_place_allowed = true,
+                        .report_moves = true,
+                        .spare = &spare,
+                        .threads = 0};
         harmonia_update_stats st;
         memset(&st, 0, sizeof st);
         upd_result r;
