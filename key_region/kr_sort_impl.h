@@ -197,7 +197,7 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
                 diff |= k ^ first;
                 mine[((uint64_t)k >> guess) & (max_buckets - 1)]++;
             }
-#pragma omp critical(kr_sort_diff)
+#pragma omp atomic /* not a named critical: its lock would be a global symbol of the library */
         team_diff |= diff;
 #pragma omp barrier
 #pragma omp single
