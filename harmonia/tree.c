@@ -241,6 +241,7 @@ void hm_tree_release_storage(harmonia_tree *tree)
     } else {
         kr_tree_free_arrays(&tree->kr);
     }
+    kr_tree_free_arrays(&tree->spare);
 }
 
 void harmonia_free(harmonia_tree *tree)
@@ -616,6 +617,7 @@ static harmonia_update_config update_defaults(void)
     d.insert_existing = HARMONIA_INSERT_EXISTING_ERROR;
     d.update_missing = HARMONIA_UPDATE_MISSING_ERROR;
     d.split_fill = 0.75;
+    d.free_previous_layout = false; /* the old arrays kept for the next re-layout */
     return d;
 }
 
@@ -683,6 +685,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         .update_missing = config->update_missing,
         .split_fill = split_fill,
         .in_place_allowed = tree->mapping == NULL,
+        .spare = config->free_previous_layout ? NULL : &tree->spare,
         .threads = config->threads,
     };
     upd_result result;
@@ -695,7 +698,12 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         return hm_fail(tree, st, "%s", err.message);
     }
     if (!result.in_place) {
-        hm_tree_release_storage(tree);
+        if (tree->mapping || config->free_previous_layout) {
+            hm_tree_release_storage(tree);
+        } else { /* the old arrays are the next re-layout's destination */
+            kr_tree_free_arrays(&tree->spare);
+            tree->spare = tree->kr;
+        }
         tree->kr = result.new_tree;
     }
     tree->version++;
@@ -713,6 +721,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         }
     }
     free(result.dirty_leaves);
+    free(result.moves);
     if (stats_out)
         *stats_out = stats;
     return st;

@@ -12,6 +12,8 @@
 
 struct harmonia_tree {
     kr_tree kr;               /* the layout; its arrays are malloc'd or point into mapping */
+    kr_tree spare;            /* the arrays of the layout before the last re-layout (malloc'd, or
+                                 none), which the next re-layout writes into (cpu_update.h) */
     uint64_t version;         /* bumped by each applied update batch */
     uint32_t ntg_group_size;  /* stored NTG choice, 0 = none */
     int32_t constant_levels;  /* harmonia_set_constant_levels: -1 all that fit, else a level count */

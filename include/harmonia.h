@@ -398,6 +398,11 @@ typedef struct harmonia_update_config {
                             fraction of L, in (0, 1]; 0 = default 0.75 */
     int threads;         /* OpenMP threads; 0 = OpenMP's default */
     bool skip_upload;    /* leave the device copy stale (the next GPU query re-uploads it) */
+    bool free_previous_layout; /* when a batch changes the tree's shape (a re-layout into new
+                            arrays), free the old arrays at once. By default (false) the tree keeps
+                            them and the next re-layout writes into them where they are large
+                            enough: no page faults of fresh memory, for up to twice the tree's
+                            memory between batches (harmonia_free releases both). */
 } harmonia_update_config;
 
 typedef struct harmonia_update_stats {
@@ -419,7 +424,8 @@ typedef struct harmonia_update_stats {
     uint64_t reserved[8];      /* zero; later versions report more here */
 } harmonia_update_stats;
 
-/* Defaults: strict policies, split fill 0.75, OpenMP's default threads, the device copy synced. */
+/* Defaults: strict policies, split fill 0.75, OpenMP's default threads, the device copy synced, the
+ * previous layout's arrays kept for the next re-layout (free_previous_layout false). */
 HARMONIA_API void harmonia_update_config_init_sized(harmonia_update_config *config, size_t size);
 static inline void harmonia_update_config_init(harmonia_update_config *config)
 {

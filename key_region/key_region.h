@@ -51,6 +51,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "harmonia.h"
 #include "util/width.h"
@@ -110,6 +114,29 @@ static inline uint64_t kr_leaf_key_offset(const kr_tree *t, uint64_t leaf)
 #define kr_load util_load_width
 #define kr_store util_store_width
 
+/* Copies bytes (a multiple of 16; dst 16-byte aligned) with non-temporal stores where the CPU has
+ * them: a destination written whole and not read soon (a new leaf level) then costs no read of
+ * its old contents. kr_stream_fence() makes a thread's streamed writes visible to the others;
+ * call it before the end of the parallel region that streamed. */
+static inline void kr_stream_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__SSE2__) && !defined(KR_NO_STREAMING)
+    __m128i *d = (__m128i *)dst;
+    const __m128i *s = (const __m128i *)src;
+    for (size_t k = 0; k < bytes / 16; k++)
+        _mm_stream_si128(d + k, _mm_loadu_si128(s + k));
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void kr_stream_fence(void)
+{
+#if defined(__SSE2__) && !defined(KR_NO_STREAMING)
+    _mm_sfence();
+#endif
+}
+
 /* Whether the tree holds the maximum key (then it is the last key of the last leaf). */
 static inline bool kr_max_key_present(const kr_tree *t)
 {
@@ -165,6 +192,9 @@ typedef struct kr_build_params {
     bool input_sorted;
     harmonia_progress_fn progress;
     void *progress_arg;
+    double *step_seconds; /* NULL, or 3 entries the unsorted build fills with its steps' times
+                             (benchmarks): sort partition pass, buckets sorted and written into
+                             the leaves, internal levels */
 } kr_build_params;
 
 /* Builds *tree (zeroed by the caller) from count pairs; values NULL = positions. Allocates every
@@ -189,13 +219,126 @@ harmonia_status kr_plan_levels(kr_tree *tree, kr_error *err);
  * shape. NO_MEMORY on failure, with nothing left allocated. */
 harmonia_status kr_alloc_arrays(kr_tree *tree, kr_error *err);
 
+/* kr_alloc_arrays, taking each array from spare (the arrays of an earlier layout, malloc'd) where
+ * it is large enough (malloc_usable_size) and allocating the others with room for slack more
+ * (0.125: an eighth) so that a later layout of a grown tree fits them too. The spare's arrays are
+ * taken or freed: *spare is zeroed either way. NO_MEMORY with nothing left allocated. */
+harmonia_status kr_alloc_arrays_reusing(kr_tree *tree, kr_tree *spare, double slack, kr_error *err);
+
 /* With the shape planned, the arrays allocated and the leaf level filled (its key slots, leaf_values,
- * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array.
- * Used by the bulk build and by the updater's re-layout. */
+ * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array
+ * (separator j-1 of a node = the smallest key under its child j). Reads every leaf's first key;
+ * writers of the leaf level use the three steps below instead, which need no second pass. */
 void kr_build_internal_levels(kr_tree *tree, int threads);
 
-/* Sorts count (key, value) pairs ascending by key, stable (equal keys keep input order).
- * OpenMP-parallel LSD radix sort; keys/values arrays of key_bits width. */
+/* The internal levels written while the leaf level is: kr_levels_begin allocates node_min (one
+ * entry per internal node: the smallest key of its subtree), each writer of a leaf's first key
+ * calls kr_levels_note_leaf (from any thread: every leaf touches its own separator slot or its own
+ * node_min entry), and kr_levels_finish writes the first-child array, the padding and the levels
+ * above the leaves' parents. The result equals kr_build_internal_levels' bit for bit. */
+harmonia_status kr_levels_begin(const kr_tree *tree, uint64_t **node_min, kr_error *err);
+void kr_levels_finish(kr_tree *tree, uint64_t *node_min, int threads);
+
+/* The parent (node number) of leaf li, and li's place among its children: the leaves' parents
+ * share them evenly, in order (as kr_plan_levels' levels do). Height >= 2. */
+static inline uint64_t kr_leaf_parent(const kr_tree *t, uint64_t li, uint64_t *child_index)
+{
+    const uint64_t first = t->level_start[t->height - 2];
+    const uint64_t parents = t->level_start[t->height - 1] - first, children = t->n_leaves;
+    const uint64_t base = children / parents, extra = children % parents, boundary = extra * (base + 1);
+    if (li < boundary) {
+        *child_index = li % (base + 1);
+        return first + li / (base + 1);
+    }
+    *child_index = (li - boundary) % base;
+    return first + extra + (li - boundary) / base;
+}
+
+/* The same for consecutive leaves written in order, without a division per leaf: a cursor on the
+ * next leaf's parent. */
+typedef struct kr_leaf_cursor {
+    uint64_t parent;   /* node number of the next leaf's parent */
+    uint64_t child;    /* the next leaf's place among its children */
+    uint64_t children; /* the parent's child count */
+    uint64_t base, extra_end; /* parents before node extra_end have base + 1 children, the others base */
+} kr_leaf_cursor;
+
+static inline void kr_leaf_cursor_init(const kr_tree *t, kr_leaf_cursor *c, uint64_t li)
+{
+    memset(c, 0, sizeof *c);
+    if (t->height < 2 || li >= t->n_leaves)
+        return;
+    const uint64_t first = t->level_start[t->height - 2];
+    const uint64_t parents = t->level_start[t->height - 1] - first;
+    c->base = t->n_leaves / parents;
+    c->extra_end = first + t->n_leaves % parents;
+    c->parent = kr_leaf_parent(t, li, &c->child);
+    c->children = c->parent < c->extra_end ? c->base + 1 : c->base;
+}
+
+static inline void kr_leaf_cursor_note(kr_tree *t, kr_leaf_cursor *c, uint64_t *node_min, uint64_t first_key)
+{
+    if (c->children == 0) /* height 1: no parents */
+        return;
+    if (c->child > 0)
+        kr_store(t->keys, t->key_bits, c->parent * t->fanout + c->child - 1, first_key);
+    else
+        node_min[c->parent] = first_key;
+    if (++c->child == c->children) {
+        c->parent++;
+        c->child = 0;
+        c->children = c->parent < c->extra_end ? c->base + 1 : c->base;
+    }
+}
+
+static inline void kr_levels_note_leaf(kr_tree *t, uint64_t *node_min, uint64_t li, uint64_t first_key)
+{
+    if (t->height < 2)
+        return;
+    uint64_t j, parent = kr_leaf_parent(t, li, &j);
+    if (j > 0)
+        kr_store(t->keys, t->key_bits, parent * t->fanout + j - 1, first_key);
+    else
+        node_min[parent] = first_key;
+}
+
+/* --- sorting (kr_sort.c, kr_sort_impl.h) ----------------------------------------------------- */
+
+/* A (key, value) pair as the sort moves it. */
+typedef struct kr_pair64 {
+    uint64_t key, value;
+} kr_pair64;
+typedef struct kr_pair32 {
+    uint32_t key, value;
+} kr_pair32;
+
+/* Records a bucket sorted in cache may hold (and each thread's scratch): 512 KiB of them. */
+#define KR_SORT_LOCAL_PAIRS64 ((1u << 19) / sizeof(kr_pair64))
+#define KR_SORT_LOCAL_PAIRS32 ((1u << 19) / sizeof(kr_pair32))
+
+/* Called once per sorted bucket, from any thread of the sort's team (thread = its number): the
+ * bucket's first position in the sorted order, its sorted records (kr_pair32 or kr_pair64, valid
+ * only during the call) and their count. Buckets cover [0, count) without overlap, in no
+ * particular order; equal keys are always in one bucket. */
+typedef void (*kr_sort_visit_fn)(void *arg, uint64_t begin, const void *sorted, uint64_t count, int thread);
+
+/* Sorts count pairs (keys, values of key_bits width; values NULL = the positions 0, 1, ...) by
+ * key, stable (equal keys keep input order), and hands the result to visit bucket by bucket.
+ * records: count records of scratch (their contents afterwards are unspecified). The input is
+ * read in full before the first visit. OpenMP-parallel above KR_PARALLEL_MIN pairs, on a team of
+ * kr_resolve_threads(threads) (thread numbers below it). NO_MEMORY is the only failure (then some
+ * buckets may have been visited). */
+harmonia_status kr_sort_pairs_visit(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
+                                    void *records, kr_sort_visit_fn visit, void *arg, int threads,
+                                    kr_error *err);
+
+/* Sorts count pairs (values NULL = the positions) by key, stable, into keys_out / values_out (which
+ * may be the input arrays). */
+harmonia_status kr_sort_pairs_into(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
+                                   void *keys_out, void *values_out, int threads, kr_error *err);
+
+/* Sorts count (key, value) pairs ascending by key, stable (equal keys keep input order), in
+ * place; keys/values arrays of key_bits width. */
 harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
                               int threads, kr_error *err);
 

@@ -1,94 +1,123 @@
-/* kr_sort.c — the OpenMP-parallel, stable LSD radix sort of (key, value) pairs used by the bulk
- * build (and the updater's batch sort). Digits where every key agrees are skipped, so dense or
- * narrow key ranges cost fewer passes. Not a general sort API. */
+/* kr_sort.c — the OpenMP-parallel, stable radix sort of (key, value) pairs used by the bulk build
+ * (kr_sort_pairs_visit: each sorted bucket handed to the caller while it is in cache) and by
+ * kr_sort_pairs (sorted in place). The algorithm, an MSD pass over DRAM then in-cache passes per
+ * bucket, is kr_sort_impl.h's. Not a general sort API. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "key_region/key_region.h"
 
-#define SORT_DIGIT_BITS 11
-#define SORT_BUCKETS (1u << SORT_DIGIT_BITS)
+typedef struct pair_src64 {
+    const uint64_t *keys, *values; /* values NULL: the positions */
+} pair_src64;
 
-/* One template per width: KEY_T is the key and value type. */
-#define DEFINE_RADIX_SORT(KEY_T, NAME)                                                            \
-    static harmonia_status NAME(KEY_T *keys, KEY_T *values, uint64_t count, int threads, kr_error *err) \
-    {                                                                                             \
-        if (count < 2)                                                                            \
-            return HARMONIA_OK;                                                                   \
-        int max_threads = kr_resolve_threads(threads);                                            \
-        if (count < 65536)                                                                        \
-            max_threads = 1;                                                                      \
-        KEY_T differing = 0;                                                                      \
-        const KEY_T first = keys[0];                                                              \
-        _Pragma("omp parallel for reduction(|:differing) schedule(static) num_threads(max_threads)") \
-        for (uint64_t i = 0; i < count; i++)                                                      \
-            differing |= keys[i] ^ first;                                                         \
-        if (differing == 0)                                                                       \
-            return HARMONIA_OK;                                                                   \
-        KEY_T *key_tmp = kr_malloc(count * sizeof(KEY_T));                                           \
-        KEY_T *value_tmp = kr_malloc(count * sizeof(KEY_T));                                         \
-        uint64_t *offsets = kr_malloc((size_t)max_threads * SORT_BUCKETS * sizeof(uint64_t));       \
-        if (!key_tmp || !value_tmp || !offsets) {                                                 \
-            free(key_tmp);                                                                        \
-            free(value_tmp);                                                                      \
-            free(offsets);                                                                        \
-            kr_set_error(err, "out of memory sorting %llu pairs", (unsigned long long)count);    \
-            return HARMONIA_ERR_NO_MEMORY;                                                        \
-        }                                                                                         \
-        KEY_T *src_k = keys, *src_v = values, *dst_k = key_tmp, *dst_v = value_tmp;               \
-        for (unsigned shift = 0; shift < sizeof(KEY_T) * 8; shift += SORT_DIGIT_BITS) {           \
-            if (((differing >> shift) & (SORT_BUCKETS - 1)) == 0)                                 \
-                continue;                                                                         \
-            _Pragma("omp parallel num_threads(max_threads)")                                      \
-            {                                                                                     \
-                int nt = omp_get_num_threads(), t = omp_get_thread_num();                         \
-                uint64_t lo = count * (uint64_t)t / (uint64_t)nt;                                 \
-                uint64_t hi = count * (uint64_t)(t + 1) / (uint64_t)nt;                           \
-                uint64_t *mine = offsets + (size_t)t * SORT_BUCKETS;                              \
-                memset(mine, 0, SORT_BUCKETS * sizeof(uint64_t));                                 \
-                for (uint64_t i = lo; i < hi; i++)                                                \
-                    mine[(src_k[i] >> shift) & (SORT_BUCKETS - 1)]++;                             \
-                _Pragma("omp barrier")                                                            \
-                _Pragma("omp single")                                                             \
-                {                                                                                 \
-                    uint64_t sum = 0;                                                             \
-                    for (unsigned b = 0; b < SORT_BUCKETS; b++)                                   \
-                        for (int u = 0; u < nt; u++) {                                            \
-                            uint64_t c = offsets[(size_t)u * SORT_BUCKETS + b];                   \
-                            offsets[(size_t)u * SORT_BUCKETS + b] = sum;                          \
-                            sum += c;                                                             \
-                        }                                                                         \
-                }                                                                                 \
-                for (uint64_t i = lo; i < hi; i++) {                                              \
-                    uint64_t pos = mine[(src_k[i] >> shift) & (SORT_BUCKETS - 1)]++;              \
-                    dst_k[pos] = src_k[i];                                                        \
-                    dst_v[pos] = src_v[i];                                                        \
-                }                                                                                 \
-            }                                                                                     \
-            KEY_T *swap = src_k;                                                                  \
-            src_k = dst_k;                                                                        \
-            dst_k = swap;                                                                         \
-            swap = src_v;                                                                         \
-            src_v = dst_v;                                                                        \
-            dst_v = swap;                                                                         \
-        }                                                                                         \
-        if (src_k != keys) {                                                                      \
-            memcpy(keys, src_k, count * sizeof(KEY_T));                                           \
-            memcpy(values, src_v, count * sizeof(KEY_T));                                         \
-        }                                                                                         \
-        free(key_tmp);                                                                            \
-        free(value_tmp);                                                                          \
-        free(offsets);                                                                            \
-        return HARMONIA_OK;                                                                       \
+typedef struct pair_src32 {
+    const uint32_t *keys, *values;
+} pair_src32;
+
+#define KS_REC kr_pair64
+#define KS_KEY_T uint64_t
+#define KS_SRC pair_src64
+#define KS_SRC_KEY(s, i) ((s)->keys[i])
+#define KS_SRC_REC(s, i) ((kr_pair64){(s)->keys[i], (s)->values ? (s)->values[i] : (uint64_t)(i)})
+#define KS_FN(name) ks64_##name
+#define KS_LOCAL KR_SORT_LOCAL_PAIRS64
+#include "key_region/kr_sort_impl.h"
+#undef KS_REC
+#undef KS_KEY_T
+#undef KS_SRC
+#undef KS_SRC_KEY
+#undef KS_SRC_REC
+#undef KS_FN
+#undef KS_LOCAL
+#undef KS_SMALL
+#undef KS_MAX_DIGIT
+
+#define KS_REC kr_pair32
+#define KS_KEY_T uint32_t
+#define KS_SRC pair_src32
+#define KS_SRC_KEY(s, i) ((s)->keys[i])
+#define KS_SRC_REC(s, i) ((kr_pair32){(s)->keys[i], (s)->values ? (s)->values[i] : (uint32_t)(i)})
+#define KS_FN(name) ks32_##name
+#define KS_LOCAL KR_SORT_LOCAL_PAIRS32
+#include "key_region/kr_sort_impl.h"
+
+harmonia_status kr_sort_pairs_visit(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
+                                    void *records, kr_sort_visit_fn visit, void *arg, int threads, kr_error *err)
+{
+    threads = count > KR_PARALLEL_MIN ? kr_resolve_threads(threads) : 1;
+    const size_t rec_bytes = key_bits == 32 ? sizeof(kr_pair32) : sizeof(kr_pair64);
+    const size_t local = key_bits == 32 ? KR_SORT_LOCAL_PAIRS32 : KR_SORT_LOCAL_PAIRS64;
+    const uint64_t per_thread = count < local ? (count ? count : 1) : local;
+    void *scratch = kr_malloc((size_t)threads * per_thread * rec_bytes);
+    if (!scratch) {
+        kr_set_error(err, "out of memory sorting %llu pairs", (unsigned long long)count);
+        return HARMONIA_ERR_NO_MEMORY;
     }
+    harmonia_status st;
+    if (key_bits == 32) {
+        pair_src32 src = {keys, values};
+        ks32_ctx c = {scratch, threads, visit, arg, false};
+        st = ks32_partition(&c, &src, NULL, count, 32, records, NULL, 0);
+    } else {
+        pair_src64 src = {keys, values};
+        ks64_ctx c = {scratch, threads, visit, arg, false};
+        st = ks64_partition(&c, &src, NULL, count, 64, records, NULL, 0);
+    }
+    free(scratch);
+    if (st != HARMONIA_OK)
+        kr_set_error(err, "out of memory sorting %llu pairs", (unsigned long long)count);
+    return st;
+}
 
-DEFINE_RADIX_SORT(uint32_t, radix_sort_u32)
-DEFINE_RADIX_SORT(uint64_t, radix_sort_u64)
+/* kr_sort_pairs' visitor: each sorted bucket back into the caller's two arrays. */
+typedef struct unpack_arg {
+    void *keys, *values;
+} unpack_arg;
+
+static void unpack64(void *arg, uint64_t begin, const void *sorted, uint64_t count, int thread)
+{
+    const unpack_arg *a = arg;
+    const kr_pair64 *p = sorted;
+    uint64_t *k = (uint64_t *)a->keys + begin, *v = (uint64_t *)a->values + begin;
+    for (uint64_t i = 0; i < count; i++) {
+        k[i] = p[i].key;
+        v[i] = p[i].value;
+    }
+}
+
+static void unpack32(void *arg, uint64_t begin, const void *sorted, uint64_t count, int thread)
+{
+    const unpack_arg *a = arg;
+    const kr_pair32 *p = sorted;
+    uint32_t *k = (uint32_t *)a->keys + begin, *v = (uint32_t *)a->values + begin;
+    for (uint64_t i = 0; i < count; i++) {
+        k[i] = p[i].key;
+        v[i] = p[i].value;
+    }
+}
+
+harmonia_status kr_sort_pairs_into(uint32_t key_bits, const void *keys, const void *values, uint64_t count,
+                                   void *keys_out, void *values_out, int threads, kr_error *err)
+{
+    if (count == 0)
+        return HARMONIA_OK;
+    void *records = kr_malloc(count * (key_bits == 32 ? sizeof(kr_pair32) : sizeof(kr_pair64)));
+    if (!records) {
+        kr_set_error(err, "out of memory sorting %llu pairs", (unsigned long long)count);
+        return HARMONIA_ERR_NO_MEMORY;
+    }
+    unpack_arg a = {keys_out, values_out};
+    /* the first pass reads every pair before any bucket is visited, so the output may be the input */
+    harmonia_status st = kr_sort_pairs_visit(key_bits, keys, values, count, records,
+                                             key_bits == 32 ? unpack32 : unpack64, &a, threads, err);
+    free(records);
+    return st;
+}
 
 harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
                               int threads, kr_error *err)
 {
-    return key_bits == 32 ? radix_sort_u32(keys, values, count, threads, err)
-                          : radix_sort_u64(keys, values, count, threads, err);
+    return kr_sort_pairs_into(key_bits, keys, values, count, keys, values, threads, err);
 }

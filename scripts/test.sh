@@ -5,7 +5,8 @@
 # with a CPU-only build of the library, then runs the tests of a CPU-only build under
 # AddressSanitizer and UndefinedBehaviorSanitizer, then (where clang is installed) runs each
 # libFuzzer harness of fuzz/ for HARMONIA_FUZZ_SECONDS (default 25) from its seed corpus; a
-# finding fails the run. GPU tests report skipped without a GPU.
+# finding fails the run; then (where clang's libarcher.so is installed) the OpenMP library tests
+# of a CPU-only build under ThreadSanitizer. GPU tests report skipped without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -18,7 +19,7 @@ ninja -C build-test
 # CUDA objects must carry their header dependencies (root meson.build: meson 1.0 gives nvcc none,
 # the build names the depfiles itself); a silent mismatch would link stale objects after a change
 if grep -q "cuda_COMPILER" build-test/build.ninja; then
-    ninja -C build-test -t deps harmonia/libcu_harmonia_gpu_query_cu.a.p/gpu_query.cu.o | grep -q "harmonia/tree_internal.h" || {
+    ninja -C build-test -t deps harmonia/libcu_harmonia_gpu_query_cu.a.p/gpu_query.cu.o | grep "harmonia/tree_internal.h" > /dev/null || { # not -q: an early exit would SIGPIPE ninja under pipefail
         echo "test.sh: the CUDA objects have no header dependencies (depfile path mismatch in meson.build)" >&2
         exit 1
     }
@@ -64,4 +65,26 @@ if harmonia_install_fuzz_deps; then
     done
 else
     echo "no clang: fuzzing skipped (install clang to run it)"
+fi
+
+# ThreadSanitizer needs an instrumented OpenMP runtime: gcc's libgomp is not, so a gcc -fsanitize=thread
+# build reports libgomp's own barriers, criticals and singles as races (seen in issue 15). clang's
+# LLVM OpenMP with the Archer tool (libarcher.so, in libomp-dev) tells TSan what OpenMP synchronises;
+# the runtime's own internals are not instrumented (ignore_noninstrumented_modules). The CLI tests
+# stay out: they run the tool under resource limits (file size, threads) that TSan's shadow
+# memory and libomp's messages do not fit.
+echo "== CPU-only build under ThreadSanitizer (clang, LLVM OpenMP + Archer): the OpenMP library tests =="
+archer=""
+if command -v clang >/dev/null 2>&1 && harmonia_install_fuzz_deps; then
+    archer="$(dirname "$(readlink -f "$(command -v clang)")")/../lib/libarcher.so"
+fi
+if [ -n "$archer" ] && [ -f "$archer" ]; then
+    [ -d build-tsan ] || CC=clang meson setup build-tsan -Dcuda=disabled -Dbuildtype=debug -Doptimization=1 \
+        -Db_sanitize=thread -Db_lundef=false
+    ninja -C build-tsan
+    OMP_TOOL_LIBRARIES="$archer" TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" \
+        meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 \
+        differential build update checker index_file
+else
+    echo "no clang with libarcher.so: ThreadSanitizer skipped (install clang and libomp-dev to run it)"
 fi

@@ -1,7 +1,12 @@
 /* test_build.c — the bulk build's contract: argument checks, the duplicate policies, input promised
  * sorted (verified, with the first out-of-order position named), values defaulting to positions,
  * the empty tree, keys 0 and the maximum, the shape (fill factor, level sizes) and the default
- * node sizes per key width. */
+ * node sizes per key width; and the built arrays byte for byte against a plain reference build of
+ * the layout (key_region.h) on random inputs, and against digests of trees the build produced
+ * before its sort and layout were rewritten (issue 15). */
+#include <xxhash.h>
+
+#include "harmonia/tree_internal.h"
 #include "tests/test_util.h"
 
 static harmonia_build_config config(uint32_t key_bits)
@@ -351,6 +356,216 @@ static void test_default_node_sizes(void **state)
     free(keys32);
 }
 
+/* --- the reference build: the layout of key_region.h written plainly, one key at a time --------- */
+
+typedef struct ref_pair {
+    uint64_t key, value, position;
+} ref_pair;
+
+static int ref_pair_order(const void *a, const void *b)
+{
+    const ref_pair *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->position < y->position ? -1 : x->position > y->position;
+}
+
+/* The tree the layout prescribes for count pairs (values NULL = positions) under the duplicate
+ * policy (no duplicates when rejecting), as arrays of the given tree's shape; fails the test if
+ * the shapes differ, else compares every byte. */
+static void expect_reference_layout(const kr_tree *t, uint32_t bits, uint32_t F, uint32_t L, double fill,
+                                    harmonia_duplicates dup, const void *keys, const void *values, uint64_t count)
+{
+    ref_pair *p = malloc((count + 1) * sizeof *p);
+    for (uint64_t i = 0; i < count; i++)
+        p[i] = (ref_pair){tu_get(keys, bits, i), values ? tu_get(values, bits, i) : i, i};
+    qsort(p, count, sizeof *p, ref_pair_order);
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        bool first = i == 0 || p[i].key != p[i - 1].key, last = i + 1 == count || p[i + 1].key != p[i].key;
+        if (dup == HARMONIA_DUPLICATES_KEEP_LAST ? last : first)
+            p[n++] = p[i];
+    }
+    uint64_t per_leaf = (uint64_t)(L * fill);
+    per_leaf = per_leaf < 1 ? 1 : per_leaf > L ? L : per_leaf;
+    const uint64_t leaves = n == 0 ? 1 : (n + per_leaf - 1) / per_leaf;
+    uint64_t sizes[KR_MAX_LEVELS], levels = 0;
+    for (uint64_t c = leaves;; c = (c + F - 1) / F) {
+        sizes[levels++] = c;
+        if (c == 1)
+            break;
+    }
+    uint64_t start[KR_MAX_LEVELS + 1], nodes = 0;
+    for (uint64_t l = 0; l < levels; l++) {
+        start[l] = nodes;
+        nodes += sizes[levels - 1 - l];
+    }
+    start[levels] = nodes;
+    const uint64_t internal = nodes - leaves, mask = tu_mask(bits);
+    assert_int_equal(t->n_keys, n);
+    assert_int_equal(t->n_leaves, leaves);
+    assert_int_equal(t->n_internal, internal);
+    assert_int_equal(t->height, levels);
+    const uint64_t slots = internal * F + leaves * L;
+    void *rk = malloc(slots * (bits / 8)), *rv = malloc(leaves * L * (bits / 8));
+    uint32_t *fc = malloc((internal + 1) * 4);
+    uint64_t *rank = malloc((leaves + 1) * 8);
+    for (uint64_t li = 0; li < leaves; li++) { /* leaf li: keys [li*n/leaves, ...) spread evenly */
+        uint64_t b = n / leaves * li + (li < n % leaves ? li : n % leaves);
+        uint64_t e = n / leaves * (li + 1) + (li + 1 < n % leaves ? li + 1 : n % leaves);
+        rank[li] = b;
+        for (uint64_t s = 0; s < L; s++) {
+            tu_set(rk, bits, internal * F + li * L + s, b + s < e ? p[b + s].key : mask);
+            tu_set(rv, bits, li * L + s, b + s < e ? p[b + s].value : 0);
+        }
+    }
+    rank[leaves] = n;
+    uint64_t next = 1;
+    for (uint64_t l = 0; l + 1 < levels; l++) {
+        uint64_t parents = start[l + 1] - start[l], children = start[l + 2] - start[l + 1];
+        for (uint64_t q = 0; q < parents; q++) {
+            fc[start[l] + q] = (uint32_t)next;
+            next += children / parents + (q < children % parents);
+        }
+    }
+    fc[internal] = (uint32_t)next;
+    for (uint64_t node = 0; node < internal; node++) {
+        uint64_t c = fc[node + 1] - fc[node];
+        for (uint64_t s = 0; s < F; s++) {
+            uint64_t key = mask;
+            if (s + 1 < c) { /* the first key under child s + 1 */
+                uint64_t d = fc[node] + s + 1;
+                while (d < internal)
+                    d = fc[d];
+                key = tu_get(rk, bits, internal * F + (d - internal) * L);
+            }
+            tu_set(rk, bits, node * F + s, key);
+        }
+    }
+    assert_memory_equal(t->keys, rk, slots * (bits / 8));
+    assert_memory_equal(t->leaf_values, rv, leaves * L * (bits / 8));
+    assert_memory_equal(t->first_child, fc, (internal + 1) * 4);
+    assert_memory_equal(t->leaf_rank, rank, (leaves + 1) * 8);
+    free(p);
+    free(rk);
+    free(rv);
+    free(fc);
+    free(rank);
+}
+
+/* Random inputs of every shape the build takes: widths, node sizes, fills, policies, sorted or
+ * not, values or positions, distributions from dense to clustered (skewed buckets for the sort)
+ * and sizes from 0 to past the parallel thresholds. */
+static void test_equals_reference_layout(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {8, 16, 32, 64, 128};
+    uint64_t rng = 99;
+    for (int round = 0; round < 60; round++) {
+        uint32_t bits = tu_next(&rng) % 2 ? 64 : 32;
+        uint32_t F = sizes[tu_next(&rng) % 5], L = sizes[tu_next(&rng) % 5];
+        double fill = tu_next(&rng) % 3 ? 1.0 : 0.3 + (double)(tu_next(&rng) % 70) / 100.0;
+        uint64_t n = round % 10 == 0 ? tu_next(&rng) % 4 : round % 3 == 0 ? 100000 + tu_next(&rng) % 200000
+                                                                           : tu_next(&rng) % 5000;
+        harmonia_duplicates dup = (harmonia_duplicates)(tu_next(&rng) % 3);
+        int dist = (int)(tu_next(&rng) % 5), with_values = (int)(tu_next(&rng) % 2);
+        const uint64_t mask = tu_mask(bits);
+        void *keys = malloc(n * 8 + 8), *values = malloc(n * 8 + 8);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t k;
+            switch (dist) {
+            case 0: k = tu_next(&rng); break;                                           /* uniform */
+            case 1: k = i * 3 + 7; break;                                               /* dense, sorted */
+            case 2: k = (tu_next(&rng) % 4) * (mask / 4) + tu_next(&rng) % (4 * n + 9); break; /* clustered */
+            case 3: k = tu_next(&rng) % 3 ? tu_next(&rng) % (n / 2 + 2) : mask - tu_next(&rng) % 5; break; /* repeats */
+            default: k = n - i; break;                                                  /* descending */
+            }
+            tu_set(keys, bits, i, k & mask);
+            tu_set(values, bits, i, tu_next(&rng));
+        }
+        if (dup == HARMONIA_DUPLICATES_REJECT && dist != 1 && dist != 4) /* unique: rejection is tested apart */
+            for (uint64_t i = 0; i < n; i++) /* scattered (a bijection), or in 4 dense clusters far apart */
+                tu_set(keys, bits, i, (dist == 2 ? (i % 4) * (mask / 4) + i / 4 : i * 2654435761u) & mask);
+        harmonia_build_config c = config(bits);
+        c.fanout = F;
+        c.leaf_size = L;
+        c.leaf_fill = fill;
+        c.duplicates = dup;
+        c.input_sorted = dist == 1 && tu_next(&rng) % 2;
+        harmonia_tree *t = NULL;
+        if (harmonia_build(&c, keys, with_values ? values : NULL, n, &t) != HARMONIA_OK)
+            fail_msg("build of %llu pairs: %s", (unsigned long long)n, harmonia_last_error(NULL));
+        expect_reference_layout(&t->kr, bits, F, L, fill, dup, keys, with_values ? values : NULL, n);
+        assert_int_equal(harmonia_check(t), HARMONIA_OK);
+        harmonia_free(t);
+        free(keys);
+        free(values);
+    }
+}
+
+/* Trees the build made before issue 15 rewrote its sort and layout (commit 37504a3), by digest. */
+static uint64_t tree_digest(const kr_tree *t)
+{
+    size_t kb = t->key_bits / 8;
+    uint64_t h = XXH64(t->keys, kr_key_slots(t) * kb, 0);
+    h = XXH64(t->leaf_values, t->n_leaves * t->leaf_size * kb, h);
+    h = XXH64(t->first_child, (t->n_internal + 1) * 4, h);
+    return XXH64(t->leaf_rank, (t->n_leaves + 1) * 8, h);
+}
+
+static void test_equals_previous_build(void **state)
+{
+    (void)state;
+    uint64_t rng = 2026, n = 1u << 18;
+    uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
+    for (uint64_t i = 0; i < n; i++) {
+        k[i] = tu_next(&rng);
+        v[i] = tu_next(&rng);
+    }
+    harmonia_build_config c = config(64);
+    c.fanout = 16;
+    c.leaf_size = 16;
+    harmonia_tree *t = NULL;
+    assert_int_equal(harmonia_build(&c, k, v, n, &t), HARMONIA_OK);
+    assert_true(tree_digest(&t->kr) == 0x633a0c5b86d1d835ull);
+    harmonia_free(t);
+    free(k);
+    free(v);
+    rng = 15, n = 300000;
+    uint32_t *k32 = malloc(n * 4);
+    for (uint64_t i = 0; i < n; i++)
+        k32[i] = (uint32_t)(tu_next(&rng) % 200000) * 13u;
+    c = config(32);
+    c.fanout = 32;
+    c.leaf_size = 16;
+    c.leaf_fill = 0.8;
+    c.duplicates = HARMONIA_DUPLICATES_KEEP_LAST;
+    assert_int_equal(harmonia_build(&c, k32, NULL, n, &t), HARMONIA_OK);
+    assert_true(tree_digest(&t->kr) == 0x2a781b67495eabc6ull);
+    harmonia_free(t);
+    free(k32);
+}
+
+/* Rejected duplicates in a large unsorted input (the fused sort-and-layout path): the smallest
+ * duplicated key is named, with its first two input positions when the values are positions. */
+static void test_duplicate_rejected_large(void **state)
+{
+    (void)state;
+    uint64_t n = 200000, rng = 8;
+    uint64_t *k = malloc(n * 8);
+    for (uint64_t i = 0; i < n; i++)
+        k[i] = tu_next(&rng) | 1; /* odd keys */
+    k[150000] = 40, k[7000] = 40, k[190000] = 40; /* the smallest repeated key, at 7000 and 150000 first */
+    k[100] = 1ull << 62, k[120000] = 1ull << 62;
+    harmonia_tree *t = NULL;
+    assert_int_equal(harmonia_build(NULL, k, NULL, n, &t), HARMONIA_ERR_DUPLICATE_KEY);
+    assert_null(t);
+    assert_non_null(strstr(harmonia_last_error(NULL), "duplicate key 40 at input positions 7000 and 150000"));
+    assert_int_equal(harmonia_build(NULL, k, k, n, &t), HARMONIA_ERR_DUPLICATE_KEY);
+    assert_non_null(strstr(harmonia_last_error(NULL), "duplicate key 40 "));
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +578,9 @@ int main(void)
         cmocka_unit_test(test_unsorted_promise),
         cmocka_unit_test(test_shape_and_fill),
         cmocka_unit_test(test_default_node_sizes),
+        cmocka_unit_test(test_equals_reference_layout),
+        cmocka_unit_test(test_equals_previous_build),
+        cmocka_unit_test(test_duplicate_rejected_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
