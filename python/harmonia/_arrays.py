@@ -138,7 +138,14 @@ def _torch_host_wrap(result):
 
 def _torch_device_wrap(result):
     import torch
-    return torch.from_dlpack(result)
+    try:
+        return torch.from_dlpack(result)
+    except (RuntimeError, TypeError, BufferError):
+        # a PyTorch whose DLPack import lacks unsigned types: through the signed type of the width
+        signed = {U64: np.int64, U32: np.int32}.get(result.dtype)
+        if signed is None:
+            raise
+        return torch.from_dlpack(result.view(signed)).view(getattr(torch, str(result.dtype)))
 
 
 def _dlpack_device_type(x):

@@ -254,9 +254,15 @@ class Tree(_core.Tree):
             if va.flat.size != n or len(va.shape) > 1:
                 raise ValueError(f"values: {n} values (1-D) are required, not of shape {va.shape}")
             v = va.flat
-        stats = self._update(n, kind_array, k.flat, v, _choice(_INSERT_EXISTING, insert_existing, "insert_existing"),
-                             _choice(_UPDATE_MISSING, update_missing, "update_missing"),
-                             float(split_fill or 0.0), _count(threads, "threads"), bool(skip_upload))
+        policies = (_choice(_INSERT_EXISTING, insert_existing, "insert_existing"),
+                    _choice(_UPDATE_MISSING, update_missing, "update_missing"), float(split_fill or 0.0),
+                    _count(threads, "threads"), bool(skip_upload))
+        try:
+            stats = self._update(n, kind_array, k.flat, v, *policies)
+        except _core.Error as e:
+            if isinstance(getattr(e, "stats", None), dict):
+                e.stats = T.update_stats(e.stats)
+            raise
         return T.update_stats(stats)
 
     @staticmethod
