@@ -1,4 +1,4 @@
-/* bench_overhead_c.c — the C side of python/bench_overhead.py: the same point lookups as the Python
+/* bench_overhead_c.c — the C side of bench/python_overhead.py: the same point lookups as the Python
  * call, from C, through the same data. Reads the keys and queries the Python script wrote (raw
  * little-endian arrays of the key width), builds the tree with the same configuration (values =
  * row ids), and times harmonia_lookup over the whole batch with preallocated results: host arrays,
@@ -7,7 +7,6 @@
  *   result median_s=<s> min_s=<s> found=<hits> value_sum=<sum of values mod 2^64>
  * Usage: bench_overhead_c --bits 32|64 --keys FILE --queries FILE [--runs R] [--warmup W]
  *                         [--backend auto|cpu|gpu] [--threads T] [--device] */
-#define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite on a fresh Debian machine: installs the packages, builds (with CUDA
-# where nvcc is found) and runs every test, then runs the tests of a CPU-only build under
+# where nvcc is found) and runs every test, then the Python package's (pip install . into a virtual
+# environment in build-py/, python -m pytest, the OLAP example), then runs the tests of a CPU-only build under
 # AddressSanitizer and UndefinedBehaviorSanitizer, then (where clang is installed) runs each
 # libFuzzer harness of fuzz/ for HARMONIA_FUZZ_SECONDS (default 25) from its seed corpus; a
 # finding fails the run. GPU tests report skipped without a GPU.
@@ -22,6 +23,22 @@ if grep -q "cuda_COMPILER" build-test/build.ninja; then
     }
 fi
 meson test -C build-test --print-errorlogs --num-processes 1
+
+echo "== Python package: pip install . into a venv, python -m pytest, the example =="
+# The build dir is kept (build-py/build), so a second run compiles only what changed; CUDA (where
+# nvcc is found) for sm_90 alone: CI has no GPU, this checks that the GPU engine builds and links.
+harmonia_install_python_deps
+py_started=$SECONDS
+[ -x build-py/venv/bin/python ] || python3 -m venv build-py/venv
+build-py/venv/bin/python -m pip install -q --upgrade pip
+build-py/venv/bin/python -m pip install -q numpy pyarrow pytest
+build-py/venv/bin/python -m pip install -q . -Cbuild-dir=build-py/build -Csetup-args=-Dgpu_arch=90
+build-py/venv/bin/python -m pytest -q -rs -p no:cacheprovider python/tests
+py_example=$(mktemp -d)
+build-py/venv/bin/python examples/olap_join.py --dimension "$py_example/customers.parquet" --customers 200000 \
+    --orders 1000000 | tail -3
+rm -rf "$py_example"
+echo "Python package: $((SECONDS - py_started)) s"
 
 echo "== CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer =="
 [ -d build-asan ] || meson setup build-asan -Dcuda=disabled -Dbuildtype=debug -Doptimization=1 \

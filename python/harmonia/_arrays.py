@@ -87,9 +87,9 @@ def convert(arr, target: np.dtype, name: str):
             raise _fit_error(name, dtype, low, target)
         if high > np.iinfo(target).max:
             raise _fit_error(name, dtype, high, target)
-    if dtype.itemsize == target.itemsize and arr.flags.c_contiguous:
+    if dtype.itemsize == target.itemsize and dtype.isnative and arr.flags.c_contiguous:
         return arr.view(target)  # a signed array with no negative element: reinterpreted, no copy
-    return arr.astype(target)
+    return arr.astype(target)  # wider, narrower or byte-swapped: converted
 
 
 # --- Arrow ------------------------------------------------------------------------------------
@@ -184,6 +184,11 @@ def classify(x, name):
         return "host", arrow_to_numpy(x, name), None
     if kind == _KDL_CPU and not hasattr(x, "__array__"):
         return "host", np.from_dlpack(x), None
+    if isinstance(x, np.ma.MaskedArray) and np.ma.is_masked(x):
+        raise ValueError(f"{name}: the masked array has {int(np.ma.count_masked(x))} masked element(s); keys, "
+                         f"values and queries cannot be missing (take x.compressed(), or fill them)")
+    if isinstance(x, (list, tuple)) and len(x) == 0:
+        return "host", np.empty(0, U64), None  # NumPy would make it float64
     try:
         return "host", np.asarray(x), None
     except (TypeError, ValueError, OverflowError) as e:
@@ -255,9 +260,11 @@ def broadcast(a: Adapted, b: Adapted):
     except ValueError as e:
         raise ValueError(f"lo and hi: shapes {a.shape} and {b.shape} do not broadcast") from e
     out = []
-    for x in (a, b):
-        full = xp.ascontiguousarray(xp.broadcast_to(x.flat.reshape(x.shape), shape))
-        out.append(Adapted(full.reshape(-1), shape, len(shape) == 0, x.device, x.wrap, x.stream, x.torch_device))
+    with (on_stream(a.stream) if a.device else contextlib.nullcontext()):
+        for x in (a, b):
+            full = xp.ascontiguousarray(xp.broadcast_to(x.flat.reshape(x.shape), shape))
+            out.append(Adapted(full.reshape(-1), shape, len(shape) == 0, x.device, x.wrap, x.stream,
+                               x.torch_device))
     return out[0], out[1], shape
 
 

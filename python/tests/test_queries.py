@@ -284,3 +284,22 @@ def test_small_trees_every_key(rng, dtype, n, backend):
     q = queries_for(rng, model, 200)
     np.testing.assert_array_equal(tree.lower_bound(q, backend=backend)[0], model.lower_bound(q)[0])
     tree.check()
+
+
+def test_byte_order_masked_and_empty_lists(tree_and_model):
+    tree, model = tree_and_model
+    k = model.keys[:100]
+    swapped = k.astype(k.dtype.newbyteorder())  # the same values, big-endian
+    v, f = tree.lookup(swapped)
+    assert f.all()
+    np.testing.assert_array_equal(v, model.values[:100])
+    signed_swapped = (k % 1000).astype(np.dtype(f"i{k.dtype.itemsize}").newbyteorder())
+    np.testing.assert_array_equal(tree.lookup(signed_swapped)[1], model.lookup(k % 1000)[1])
+    masked = np.ma.masked_array(k, mask=np.arange(100) == 3)
+    with pytest.raises(ValueError, match="1 masked"):
+        tree.lookup(masked)
+    v, f = tree.lookup(np.ma.masked_array(k))  # nothing masked: used as it is
+    assert f.all()
+    v, f = tree.lookup([])
+    assert v.shape == (0,) and v.dtype == model.dtype
+    assert len(harmonia.build([])) == 0
