@@ -2,21 +2,39 @@
  * call, from C, through the same data. Reads the keys and queries the Python script wrote (raw
  * little-endian arrays of the key width), builds the tree with the same configuration (values =
  * row ids), and times harmonia_lookup over the whole batch with preallocated results: host arrays,
- * or (--device) arrays in GPU memory on the default stream, synchronous. Prints one line per timed
- * run and a summary line the script parses:
+ * or (--device) arrays in GPU memory on the default stream, synchronous.
+ * One-shot: warm-up calls, then one line per timed run and a summary line:
  *   result median_s=<s> min_s=<s> found=<hits> value_sum=<sum of values mod 2^64>
+ * --serve: after the warm-up prints "ready", then for each line "N" read from stdin times N calls and
+ * prints "times <s> ... found=<hits> value_sum=<sum>" (so that the script can alternate C and Python
+ * call by call on a noisy machine); ends at EOF.
  * Usage: bench_overhead_c --bits 32|64 --keys FILE --queries FILE [--runs R] [--warmup W]
- *                         [--backend auto|cpu|gpu] [--threads T] [--device] */
+ *                         [--backend auto|cpu|gpu] [--threads T] [--device] [--serve] */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "harmonia.h"
 #ifdef HARMONIA_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
+
+/* Memory as NumPy allocates it on Linux: malloc, and transparent huge pages asked for (madvise) over
+ * the aligned part of blocks of 4 MiB and more, so that both sides' arrays sit on the same pages. */
+static void *alloc_like_numpy(size_t bytes)
+{
+    char *p = malloc(bytes ? bytes : 1);
+    if (p && bytes >= (4u << 20)) {
+        const uintptr_t huge = 2u << 20;
+        uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+        if (start < (uintptr_t)p + bytes)
+            madvise((void *)start, (uintptr_t)p + bytes - start, MADV_HUGEPAGE);
+    }
+    return p;
+}
 
 static void *read_file(const char *path, size_t *bytes_out)
 {
@@ -28,7 +46,7 @@ static void *read_file(const char *path, size_t *bytes_out)
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
-    void *data = malloc(size > 0 ? (size_t)size : 1);
+    void *data = alloc_like_numpy(size > 0 ? (size_t)size : 1);
     if (!data || (size > 0 && fread(data, 1, (size_t)size, f) != (size_t)size)) {
         fprintf(stderr, "%s: read failed\n", path);
         fclose(f);
@@ -53,11 +71,32 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The hits and the sum of the values of the last call (results copied from the device first). */
+static void checksum(int device, unsigned bits, uint64_t n, void *values, uint8_t *found, void *v_arg, uint8_t *f_arg,
+                     uint64_t *hits_out, uint64_t *sum_out)
+{
+#ifdef HARMONIA_HAVE_CUDA
+    if (device) {
+        cudaMemcpy(values, v_arg, n * (bits / 8), cudaMemcpyDeviceToHost);
+        cudaMemcpy(found, f_arg, n, cudaMemcpyDeviceToHost);
+    }
+#else
+    (void)device; (void)v_arg; (void)f_arg;
+#endif
+    uint64_t hits = 0, sum = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        hits += found[i] != 0;
+        sum += bits == 32 ? ((const uint32_t *)values)[i] : ((const uint64_t *)values)[i];
+    }
+    *hits_out = hits;
+    *sum_out = sum;
+}
+
 int main(int argc, char **argv)
 {
     const char *keys_path = NULL, *queries_path = NULL, *backend = "auto";
     unsigned bits = 64;
-    int runs = 10, warmup = 2, threads = 0, device = 0;
+    int runs = 10, warmup = 2, threads = 0, device = 0, serve = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--bits") && next) bits = (unsigned)atoi(argv[++i]);
@@ -68,9 +107,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--backend") && next) backend = argv[++i];
         else if (!strcmp(a, "--threads") && next) threads = atoi(argv[++i]);
         else if (!strcmp(a, "--device")) device = 1;
+        else if (!strcmp(a, "--serve")) serve = 1;
         else {
             fprintf(stderr, "usage: %s --bits 32|64 --keys FILE --queries FILE [--runs R] [--warmup W] "
-                            "[--backend auto|cpu|gpu] [--threads T] [--device]\n", argv[0]);
+                            "[--backend auto|cpu|gpu] [--threads T] [--device] [--serve]\n", argv[0]);
             return 2;
         }
     }
@@ -100,8 +140,8 @@ int main(int argc, char **argv)
     qc.threads = threads;
     qc.memory = device ? HARMONIA_MEMORY_DEVICE : HARMONIA_MEMORY_HOST;
 
-    void *values = malloc(n * kb + 1);
-    uint8_t *found = malloc(n + 1);
+    void *values = alloc_like_numpy(n * kb + 1);
+    uint8_t *found = alloc_like_numpy(n + 1);
     void *q_arg = queries, *v_arg = values;
     uint8_t *f_arg = found;
     if (!values || !found)
@@ -119,6 +159,34 @@ int main(int argc, char **argv)
         return 77;
 #endif
     }
+    if (serve) {
+        for (int r = 0; r < warmup; r++)
+            if (harmonia_lookup(tree, &qc, q_arg, n, v_arg, f_arg) != HARMONIA_OK) {
+                fprintf(stderr, "lookup: %s\n", harmonia_last_error(tree));
+                return 1;
+            }
+        printf("ready\n");
+        fflush(stdout);
+        char line[64];
+        while (fgets(line, sizeof line, stdin)) {
+            const int calls = atoi(line);
+            printf("times");
+            for (int r = 0; r < calls; r++) {
+                const double t0 = now();
+                if (harmonia_lookup(tree, &qc, q_arg, n, v_arg, f_arg) != HARMONIA_OK) {
+                    fprintf(stderr, "lookup: %s\n", harmonia_last_error(tree));
+                    return 1;
+                }
+                printf(" %.6f", now() - t0);
+            }
+            uint64_t hits = 0, sum = 0;
+            checksum(device, bits, n, values, found, v_arg, f_arg, &hits, &sum);
+            printf(" found=%" PRIu64 " value_sum=%" PRIu64 "\n", hits, sum);
+            fflush(stdout);
+        }
+        harmonia_free(tree);
+        return 0;
+    }
     double *seconds = calloc((size_t)runs, sizeof(double));
     for (int r = -warmup; r < runs; r++) {
         const double t0 = now();
@@ -132,17 +200,8 @@ int main(int argc, char **argv)
             printf("run %d %.6f s\n", r, t);
         }
     }
-#ifdef HARMONIA_HAVE_CUDA
-    if (device) {
-        cudaMemcpy(values, v_arg, n * kb, cudaMemcpyDeviceToHost);
-        cudaMemcpy(found, f_arg, n, cudaMemcpyDeviceToHost);
-    }
-#endif
     uint64_t hits = 0, sum = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        hits += found[i] != 0;
-        sum += bits == 32 ? ((const uint32_t *)values)[i] : ((const uint64_t *)values)[i];
-    }
+    checksum(device, bits, n, values, found, v_arg, f_arg, &hits, &sum);
     qsort(seconds, (size_t)runs, sizeof(double), compare_double);
     const double median = runs % 2 ? seconds[runs / 2] : (seconds[runs / 2 - 1] + seconds[runs / 2]) / 2;
     printf("result median_s=%.6f min_s=%.6f found=%" PRIu64 " value_sum=%" PRIu64 "\n", median, seconds[0], hits, sum);

@@ -96,11 +96,11 @@ if want bench; then
     [ -x build-py-gpu/python/bench_overhead_c ] && C=build-py-gpu/python/bench_overhead_c
     {
         echo "== device arrays (CuPy) against C on device arrays"
-        $PY bench/python_overhead.py --c-program "$C" --device --runs 15 --rounds 3
+        $PY bench/python_overhead.py --c-program "$C" --device --runs 15
         echo "== host arrays (NumPy), GPU engine"
-        $PY bench/python_overhead.py --c-program "$C" --backend gpu --runs 5 --rounds 3
+        $PY bench/python_overhead.py --c-program "$C" --backend gpu --runs 5
         echo "== host arrays (NumPy), CPU engine"
-        $PY bench/python_overhead.py --c-program "$C" --backend cpu --runs 3 --rounds 2
+        $PY bench/python_overhead.py --c-program "$C" --backend cpu --runs 3
     } > "$OUT/bench-overhead.txt" 2>&1
     rc=$?
     cat "$OUT/bench-overhead.txt"

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-B=build-py-wheel90
+B=${STAGE_BUILD:-build-py/build}  # the build dir of test.sh's pip install (sm_90 as well): reused
 venv=build-py/stage-venv
 [ -x "$venv/bin/python" ] || $PY -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip

@@ -504,7 +504,8 @@ static PyObject *tree_range_count(PyObject *obj, PyObject *args)
     int closed = 0;
     char message[ERROR_MESSAGE_BYTES];
     const int mode = query_lock_mode(&qc);
-    RUN_ON_TREE(self, mode, st = harmonia_range_count(self->tree, &qc, a[0].ptr, a[1].ptr, count, (uint64_t *)a[2].ptr));
+    RUN_ON_TREE(self, mode,
+                st = harmonia_range_count(self->tree, &qc, a[0].ptr, a[1].ptr, count, (uint64_t *)a[2].ptr));
     release_arrays(a, n);
     if (closed)
         return closed_error();
@@ -575,7 +576,8 @@ static PyObject *tree_range_collect(PyObject *obj, PyObject *args)
             /* the result arrays must hold what the offsets say */
             const uint64_t *offsets = (const uint64_t *)a[2].ptr;
             if (offsets[count] < offsets[0] || offsets[count] - offsets[0] != pairs) {
-                PyErr_Format(PyExc_ValueError, "range_collect: the offsets give %lld pairs, the result arrays hold %llu",
+                PyErr_Format(PyExc_ValueError,
+                             "range_collect: the offsets give %lld pairs, the result arrays hold %llu",
                              (long long)(offsets[count] - offsets[0]), (unsigned long long)pairs);
                 ok = 0;
             }
@@ -673,7 +675,8 @@ static PyObject *tree_update(PyObject *obj, PyObject *args)
     if (!d)
         return NULL;
     if (st != HARMONIA_OK) {
-        PyObject *extra = Py_BuildValue("{sOsO}", "stats", d, "failed_operation", PyDict_GetItemString(d, "failed_operation"));
+        PyObject *extra = Py_BuildValue("{sOsO}", "stats", d, "failed_operation",
+                                        PyDict_GetItemString(d, "failed_operation"));
         Py_DECREF(d);
         if (!extra)
             return NULL;

@@ -26,6 +26,7 @@ _UPDATE_MISSING = {"error": 0, "skip": 1}
 _LOCKS = {None: 0, False: 0, "none": 0, "try": 1, True: 2, "wait": 2}
 _OP_NAMES = {"insert": 0, "update": 1, "upsert": 2, "delete": 3}
 _FOUND_DTYPES = (A.BOOL, A.U8)
+_U32, _I32 = 2**32 - 1, 2**31 - 1  # the limits of the C fields (uint32_t, int)
 
 
 def _choice(table, value, name):
@@ -46,12 +47,12 @@ def _psa_option(psa):
     raise ValueError(f"psa={psa!r}: True / 'on', False / 'off' or None / 'auto'")
 
 
-def _count(x, name):
+def _count(x, name, limit=2**64 - 1):
     if x is None:
         return 0
     x = int(x)
-    if x < 0:
-        raise ValueError(f"{name}={x}: must be >= 0")
+    if not 0 <= x <= limit:
+        raise ValueError(f"{name}={x}: must be in [0, {limit}]")
     return x
 
 
@@ -90,9 +91,9 @@ class Tree(_core.Tree):
             b, memory, stream = 2, _MEMORY_DEVICE, a.stream
         else:
             memory, stream = _MEMORY_HOST, 0
-        return (b, _count(threads, "threads"), _psa_option(psa), _count(psa_window, "psa_window"),
-                _count(psa_bits, "psa_bits"), _count(group_size, "group_size"), memory,
-                _count(pipeline_depth, "pipeline_depth"), stream, not sync)
+        return (b, _count(threads, "threads", _I32), _psa_option(psa), _count(psa_window, "psa_window"),
+                _count(psa_bits, "psa_bits", _U32), _count(group_size, "group_size", _U32), memory,
+                _count(pipeline_depth, "pipeline_depth", _U32), stream, not sync)
 
     def _queries(self, q, name, stream):
         return A.adapt(q, name, self.dtype, stream=stream)
@@ -256,7 +257,7 @@ class Tree(_core.Tree):
             v = va.flat
         policies = (_choice(_INSERT_EXISTING, insert_existing, "insert_existing"),
                     _choice(_UPDATE_MISSING, update_missing, "update_missing"), float(split_fill or 0.0),
-                    _count(threads, "threads"), bool(skip_upload))
+                    _count(threads, "threads", _I32), bool(skip_upload))
         try:
             stats = self._update(n, kind_array, k.flat, v, *policies)
         except _core.Error as e:
@@ -369,18 +370,18 @@ class Tree(_core.Tree):
             q = A.adapt(queries, "queries", self.dtype, host_only=True).flat
         if measure is None:
             measure = gpu_available()
-        qc = (0, 0, _psa_option(psa), _count(psa_window, "psa_window"), _count(psa_bits, "psa_bits"), 0, 0,
-              _count(pipeline_depth, "pipeline_depth"), 0, False)
-        model, measured, choice = self._profile_ntg(qc, bool(unordered), _count(sample, "sample"),
-                                                    _count(levels, "levels"), _count(warmup, "warmup"),
-                                                    _count(runs, "runs"), q.size, q, bool(measure))
+        qc = (0, 0, _psa_option(psa), _count(psa_window, "psa_window"), _count(psa_bits, "psa_bits", _U32), 0,
+              0, _count(pipeline_depth, "pipeline_depth", _U32), 0, False)
+        model, measured, choice = self._profile_ntg(
+            qc, bool(unordered), _count(sample, "sample"), _count(levels, "levels", _U32),
+            _count(warmup, "warmup", _U32), _count(runs, "runs", _U32), q.size, q, bool(measure))
         if keep and choice:
             self._set_group_size(choice)
         return T.NtgProfile(T.ntg_model(model), T.ntg_measurement(measured), choice, bool(keep and choice))
 
     def set_group_size(self, group_size: int) -> None:
         """Stores G with the tree (harmonia_set_group_size); 0 clears it. Saved by save()."""
-        self._set_group_size(_count(group_size, "group_size"))
+        self._set_group_size(_count(group_size, "group_size", _U32))
 
     def set_constant_levels(self, levels) -> None:
         """Internal levels kept in __constant__ memory on the GPU (harmonia_set_constant_levels):
@@ -451,10 +452,10 @@ def build(keys, values=None, *, fanout: Optional[int] = None, leaf_size: Optiona
         if len(va.shape) != 1 or va.flat.size != k.flat.size:
             raise ValueError(f"values: {k.flat.size} values (1-D) are required, not of shape {va.shape}")
         v = va.flat
-    return _core.build(Tree, dtype.itemsize * 8, k.flat.size, k.flat, v, _count(fanout, "fanout"),
-                       _count(leaf_size, "leaf_size"), float(fill or 0.0),
-                       _choice(_DUPLICATES, duplicates, "duplicates"), bool(sorted), _count(threads, "threads"),
-                       progress)
+    return _core.build(Tree, dtype.itemsize * 8, k.flat.size, k.flat, v, _count(fanout, "fanout", _U32),
+                       _count(leaf_size, "leaf_size", _U32), float(fill or 0.0),
+                       _choice(_DUPLICATES, duplicates, "duplicates"), bool(sorted),
+                       _count(threads, "threads", _I32), progress)
 
 
 def load(path, verify: bool = True, *, lock=None, progress=None) -> Tree:
