@@ -245,9 +245,22 @@ def adapt(x, name, target=None, *, stream=None, host_only=False):
     return Adapted(arr.reshape(-1), arr.shape, arr.ndim == 0, True, wrap, s, torch_device)
 
 
+def _to_device(x: Adapted, like: Adapted) -> Adapted:
+    with on_stream(like.stream):
+        moved = _cupy().asarray(x.flat)
+    return Adapted(moved, x.shape, x.scalar, True, like.wrap, like.stream, like.torch_device)
+
+
 def same_place(a: Adapted, b: Adapted, names: str):
-    if a.device != b.device:
-        raise TypeError(f"{names}: one array is in device memory and the other in host memory")
+    """a and b in the same memory: a host scalar beside a device array goes to the device (so that
+    range_count(device_lo, 2**40) works); arrays in different memories are refused."""
+    if a.device == b.device:
+        return a, b
+    if b.device and a.scalar:
+        return _to_device(a, b), b
+    if a.device and b.scalar:
+        return a, _to_device(b, a)
+    raise TypeError(f"{names}: one array is in device memory and the other in host memory")
 
 
 def broadcast(a: Adapted, b: Adapted):

@@ -182,7 +182,7 @@ class Tree(_core.Tree):
     def _ranges(self, lo, hi, stream):
         a = self._queries(lo, "lo", stream)
         b = self._queries(hi, "hi", stream if stream is not None else (a.stream if a.device else None))
-        A.same_place(a, b, "lo and hi")
+        a, b = A.same_place(a, b, "lo and hi")
         return A.broadcast(a, b)
 
     def range_count(self, lo, hi, *, out=None, backend=None, threads=None, psa=None, psa_window=None,

@@ -151,6 +151,12 @@ def test_device_dtypes_shapes_and_backend(gpu_tree, rng, cp):
     assert v.size == 0 and isinstance(v, cp.ndarray)
     with pytest.raises(TypeError, match="device memory and the other in host"):
         tree.range_count(cp.asarray(k), k)
+    top = int(np.iinfo(model.dtype).max)
+    c = tree.range_count(cp.asarray(k), top)  # a host scalar beside device arrays goes to the device
+    assert isinstance(c, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(c), model.range_count(k, np.full(k.size, top, model.dtype)))
+    o, ks, vs = tree.range_collect(0, cp.asarray(k[:3]))
+    assert isinstance(o, cp.ndarray)
 
 
 def test_build_and_update_from_device_arrays(rng, dtype, cp):
