@@ -26,7 +26,7 @@ cp "$B/python/bench_overhead_c" .whl/bin/
 # pure-Python build requirements for the GPU machine's Python 3.12 (one version of each)
 "$venv/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d .whl "meson-python>=0.16" "pyproject-metadata>=0.9" "meson>=1.3"
+    -d .whl "meson-python>=0.17" "pyproject-metadata>=0.9" "meson>=1.3"
 dirty=$([ -n "$(git status --porcelain --untracked-files=no | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .whl/bin/STAGED
 ls -la .whl .whl/bin
