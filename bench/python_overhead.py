@@ -51,6 +51,8 @@ class CProgram:
             cmd += ["--threads", str(args.threads)]
         if args.device:
             cmd.append("--device")
+        if args.cpu_time:
+            cmd.append("--cpu-time")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         if self.proc.stdout.readline().strip() != "ready":
             sys.exit(f"python_overhead.py: {program} did not start (exit {self.proc.wait()})")
@@ -80,6 +82,9 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--pause", type=float, default=0.05, help="seconds between two timed calls")
     p.add_argument("--small-calls", type=int, default=20000, help="calls of the one-query measurement")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time the process's CPU time, not the wall clock (with --threads 1: the work alone, "
+                        "on a machine others load)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     p.add_argument("--threads", type=int, default=0, help="OpenMP threads of the CPU engine (0: default)")
     p.add_argument("--device", action="store_true", help="queries and results in GPU memory (CuPy)")
@@ -120,12 +125,14 @@ def main():
             def sync():
                 pass
 
+        clock = time.process_time if args.cpu_time else time.perf_counter
+
         def python_call(**extra):
             sync()
-            t0 = time.perf_counter()
+            t0 = clock()
             values, found = tree.lookup(q, **opts, **extra)
             sync()
-            return time.perf_counter() - t0
+            return clock() - t0
 
         c_program = CProgram(program, args, keys_path, queries_path)
         for _ in range(args.warmup):
@@ -157,6 +164,8 @@ def main():
             cmd += ["--threads", str(args.threads)]
         if args.device:
             cmd.append("--device")
+        if args.cpu_time:
+            cmd.append("--cpu-time")
         out_text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         c_small = float(re.search(r"median_s=([0-9.]+)", out_text).group(1))
         q1 = q[:1]
@@ -166,18 +175,19 @@ def main():
             ts = []
             for r in range(100 + args.small_calls):
                 sync()
-                t0 = time.perf_counter()
+                t0 = clock()
                 tree.lookup(q1, **opts, **extra)
                 sync()
                 if r >= 100:
-                    ts.append(time.perf_counter() - t0)
+                    ts.append(clock() - t0)
             small[name] = statistics.median(ts)
 
     c = statistics.median(c_times)
     engine = "GPU" if (args.backend == "gpu" or (args.backend == "auto" and harmonia.gpu_available())) else "CPU"
     print(f"# {n} lookups ({args.bits}-bit keys, {n_keys} in the tree), {engine} engine, "
           f"{'device (CuPy)' if args.device else 'host (NumPy)'} arrays, threads {args.threads or 'default'}, "
-          f"{len(c_times)} calls per side, alternating; harmonia {harmonia.__version__}")
+          f"{len(c_times)} calls per side, alternating, {'CPU' if args.cpu_time else 'wall-clock'} time; "
+          f"harmonia {harmonia.__version__}")
     print(f"{'call':<40} {'median ms':>10} {'min ms':>9} {'overhead (median)':>18} {'paired':>8}")
     print(f"{'C: harmonia_lookup (bench_overhead_c)':<40} {c * 1e3:10.3f} {min(c_times) * 1e3:9.3f}")
     for name, t in (("Python: tree.lookup(q)", py_times), ("Python: tree.lookup(q, out=...)", py_out_times)):

@@ -31,7 +31,7 @@ want() {
 }
 PY=${PYTHON:-python3}
 status=0
-SITE=/tmp/site
+SITE=${SITE:-/tmp/site}
 {
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     git log -1 --format='commit %H %s' 2>/dev/null
@@ -60,6 +60,7 @@ if want source; then
     if $PY -m pip install --no-index --no-deps --no-build-isolation --target "$SITE" --upgrade . \
         -Cbuild-dir=build-py-gpu -Csetup-args=-Dgpu_arch=90 > "$OUT/source-build.log" 2>&1; then
         echo "pip install . (from source, CUDA sm_90): OK in $((SECONDS - t0)) s"
+        ninja -C build-py-gpu python/bench_overhead_c >> "$OUT/source-build.log" 2>&1 || echo "bench_overhead_c: build failed"
     else
         tail -40 "$OUT/source-build.log"
         echo "pip install . (from source): FAILED"
@@ -93,7 +94,8 @@ fi
 
 if want bench; then
     C=.whl/bin/bench_overhead_c
-    [ -x build-py-gpu/python/bench_overhead_c ] && C=build-py-gpu/python/bench_overhead_c
+    want source && [ -x build-py-gpu/python/bench_overhead_c ] && C=build-py-gpu/python/bench_overhead_c
+    chmod +x "$C" 2>/dev/null
     {
         echo "== device arrays (CuPy) against C on device arrays"
         $PY bench/python_overhead.py --c-program "$C" --device --runs 15

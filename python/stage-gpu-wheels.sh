@@ -4,9 +4,10 @@
 #   .whl/harmonia-<version>-cp311-abi3-linux_x86_64.whl   built here with CUDA for sm_90 (limited API:
 #                                                         one wheel for CPython >= 3.11)
 #   .whl/bin/bench_overhead_c                            the C side of bench/python_overhead.py, same build
-#   .whl/meson_python-*, pyproject_metadata-*, meson-*   what `pip install .` needs to build from source
-#                                                         there (`run-gpu-tests.sh source`; ninja, packaging
-#                                                         and numpy are on the machine)
+#   .whl/meson_python-*, pyproject_metadata-*, meson-*, packaging-*
+#                                                         what `pip install .` needs to build from source
+#                                                         there (`run-gpu-tests.sh source`; ninja and
+#                                                         numpy are on the machine)
 # Usage: bash python/stage-gpu-wheels.sh      (needs nvcc and network here; a few minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ cp "$B/python/bench_overhead_c" .whl/bin/
 # pure-Python build requirements for the GPU machine's Python 3.12 (one version of each)
 "$venv/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d .whl "meson-python>=0.17" "pyproject-metadata>=0.9" "meson>=1.3"
+    -d .whl "meson-python>=0.17" "pyproject-metadata>=0.9" "meson>=1.3" "packaging>=24"
 dirty=$([ -n "$(git status --porcelain --untracked-files=no | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .whl/bin/STAGED
 ls -la .whl .whl/bin
