@@ -47,6 +47,23 @@ ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 4
 
+echo "== Python tests against the extension under AddressSanitizer + UndefinedBehaviorSanitizer =="
+# the extension and the library objects in it instrumented (CPU engine), preloaded runtimes; Python
+# itself is not instrumented, so leaks are not checked
+py_started=$SECONDS
+rm -rf build-py/asan-site
+build-py/venv/bin/python -m pip install -q --no-deps --target build-py/asan-site . -Cbuild-dir=build-py/asan \
+    -Csetup-args=-Dcuda=disabled -Csetup-args=-Dbuildtype=debug -Csetup-args=-Doptimization=1 \
+    -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false
+asan_python() {
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        PYTHONPATH=build-py/asan-site build-py/venv/bin/python "$@"
+}
+asan_python -c 'import harmonia, sys; sys.exit("asan-site" not in harmonia.__file__)'
+asan_python -m pytest -q -p no:cacheprovider python/tests
+echo "Python tests under the sanitizers: $((SECONDS - py_started)) s"
+
 echo "== fuzzing: libFuzzer harnesses, ${HARMONIA_FUZZ_SECONDS:-25} s each (clang) =="
 if harmonia_install_fuzz_deps; then
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dcuda=disabled -Dtests=false \
