@@ -163,18 +163,17 @@ def classify(x, name):
     t = type(x)
     if t is np.ndarray:
         return "host", x, None
-    module = getattr(t, "__module__", "") or ""
-    if module.startswith("cupy"):
+    cp = sys.modules.get("cupy")  # an array of a library can only exist once it is imported
+    if cp is not None and isinstance(x, cp.ndarray):
         return "device", x, None, None, None
-    if module.startswith("torch"):
-        import torch
-        if isinstance(x, torch.Tensor):
-            if x.is_cuda:
-                cp = _cupy()
-                stream = torch.cuda.current_stream(x.device).cuda_stream
-                with cp.cuda.ExternalStream(stream):
-                    return "device", cp.from_dlpack(x.detach()), _torch_device_wrap, stream, x.device
-            return "host", x.detach().numpy(), _torch_host_wrap
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.is_cuda:
+            cp = _cupy()
+            stream = torch.cuda.current_stream(x.device).cuda_stream
+            with cp.cuda.ExternalStream(stream):
+                return "device", cp.from_dlpack(x.detach()), _torch_device_wrap, stream, x.device
+        return "host", x.detach().numpy(), _torch_host_wrap
     if hasattr(x, "__cuda_array_interface__"):
         return "device", _cupy().asarray(x), None, None, None
     kind = _dlpack_device_type(x)
@@ -304,8 +303,8 @@ def check_out(out, name, a: Adapted, dtypes, shape):
         cp = _cupy()
         given = out
         if not isinstance(out, cp.ndarray):
-            module = getattr(type(out), "__module__", "") or ""
-            if module.startswith("torch") and getattr(out, "is_cuda", False):
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(out, torch.Tensor) and out.is_cuda:
                 out = cp.from_dlpack(out)
             else:
                 raise TypeError(f"{name}: the queries are in device memory: a CuPy array (or a CUDA "
@@ -315,8 +314,8 @@ def check_out(out, name, a: Adapted, dtypes, shape):
     else:
         given = out
         if not isinstance(out, np.ndarray):
-            module = getattr(type(out), "__module__", "") or ""
-            if module.startswith("torch") and not getattr(out, "is_cuda", True):
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(out, torch.Tensor) and not out.is_cuda:
                 out = out.numpy()
             else:
                 raise TypeError(f"{name}: the queries are in host memory: a NumPy array is required, "
