@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import harmonia
@@ -89,8 +90,9 @@ def main():
     seconds = time.perf_counter() - t0
     print(f"joined {n} orders in {seconds * 1e3:.1f} ms ({n / seconds / 1e6:.0f} M lookups/s): "
           f"{int(found.sum())} matched, {int((~found).sum())} without a customer")
-    segment_codes = xp.asarray(dimension["segment"].combine_chunks().indices.to_numpy(zero_copy_only=False))
-    revenue = xp.bincount(segment_codes[rows[found].astype(xp.int64)], weights=amount_col[found],
+    segment_of_row = pc.index_in(dimension["segment"].cast(pa.string()), value_set=pa.array(SEGMENTS))
+    segment_codes = xp.asarray(segment_of_row.to_numpy().astype(np.int64))
+    revenue = xp.bincount(segment_codes[rows[found].astype(xp.int64)], weights=amount_col[found].astype(xp.float64),
                           minlength=SEGMENTS.size)
     for name, total in zip(SEGMENTS, revenue.tolist()):
         print(f"  revenue {name:<10} {total:14,.2f}")
@@ -101,6 +103,11 @@ def main():
     host_found = found.get() if gpu else found
     host_rows = rows.get() if gpu else rows
     assert (host_found == want_found).all() and (host_rows[want_found] == order[at][want_found]).all()
+    segment_names = dimension["segment"].cast(pa.string()).to_numpy(zero_copy_only=False)
+    for name, total in zip(SEGMENTS, revenue.tolist()):
+        mask = want_found.copy()
+        mask[want_found] = segment_names[order[at][want_found]] == name
+        assert abs(total - float(amount[mask].astype(np.float64).sum())) <= 1e-3 * max(1.0, total)
 
     # 3. a time column: orders per day of November, one batch of 30 range counts
     start = np.datetime64("2026-11-01T00:00:00", "s").astype(np.int64)
