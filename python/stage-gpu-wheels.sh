@@ -4,10 +4,9 @@
 #   .whl/harmonia-<version>-cp311-abi3-linux_x86_64.whl   built here with CUDA for sm_90 (limited API:
 #                                                         one wheel for CPython >= 3.11)
 #   .whl/bin/bench_overhead_c                            the C side of bench/python_overhead.py, same build
-#   .whl/meson_python-*, pyproject_metadata-*, meson-*, packaging-*
-#                                                         what `pip install .` needs to build from source
-#                                                         there (`run-gpu-tests.sh source`; ninja and
-#                                                         numpy are on the machine)
+#   .whl/meson_python-*, pyproject_metadata-*, meson-*   what `pip install .` needs to build from source
+#                                                         there (`run-gpu-tests.sh source`; ninja, numpy
+#                                                         and packaging >= 23.2 are on the machine)
 # Usage: bash python/stage-gpu-wheels.sh      (needs nvcc and network here; a few minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,15 +18,21 @@ venv=build-py/stage-venv
 rm -rf .whl
 mkdir -p .whl/bin
 command -v nvcc > /dev/null || { echo "stage-gpu-wheels.sh: nvcc is not on the PATH: the wheel would have no GPU engine" >&2; exit 1; }
-"$venv/bin/python" -m pip wheel --no-deps -w .whl -Cbuild-dir="$B" -Csetup-args=-Dcuda=enabled \
-    -Csetup-args=-Dgpu_arch=90 .
+# the options of test.sh's install (cuda auto, sm_90), so that its build dir is reused as it is
+"$venv/bin/python" -m pip wheel --no-deps -w .whl -Cbuild-dir="$B" -Csetup-args=-Dgpu_arch=90 .
+check=$(mktemp -d)
+"$venv/bin/python" -m pip install -q numpy
+"$venv/bin/python" -m pip install -q --no-deps --target "$check" .whl/harmonia-*.whl
+PYTHONPATH="$check" "$venv/bin/python" -c 'import harmonia, sys; sys.exit(not harmonia.built_with_cuda)' ||
+    { echo "stage-gpu-wheels.sh: the wheel has no GPU engine (nvcc not found by meson?)" >&2; exit 1; }
+rm -rf "$check"
 "$venv/bin/python" -m pip install -q ninja
 PATH="$PWD/$venv/bin:$PATH" ninja -C "$B" python/bench_overhead_c
 cp "$B/python/bench_overhead_c" .whl/bin/
 # pure-Python build requirements for the GPU machine's Python 3.12 (one version of each)
 "$venv/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d .whl "meson-python>=0.17" "pyproject-metadata>=0.9" "meson>=1.3" "packaging>=24"
+    -d .whl "meson-python>=0.17" "pyproject-metadata>=0.9" "meson>=1.3"
 dirty=$([ -n "$(git status --porcelain --untracked-files=no | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .whl/bin/STAGED
 ls -la .whl .whl/bin
