@@ -16,39 +16,16 @@
 extern "C" {
 #include "harmonia.h"
 }
+#include "util/cuda_check.h"
+#include "util/mix.h"
 
-#define CHECK_CUDA(call)                                                                          \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "bench_gpu: %s: %s\n", #call, cudaGetErrorString(e_));                \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
+#define CHECK_CUDA(call) UTIL_CUDA_CHECK(call)
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t splitmix(uint64_t *s) { return util_splitmix64(s); }
 
 template <typename K> static K mix_bijective(K x);
-template <> uint64_t mix_bijective<uint64_t>(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-template <> uint32_t mix_bijective<uint32_t>(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    return h ^ (h >> 16);
-}
+template <> uint64_t mix_bijective<uint64_t>(uint64_t z) { return util_mix64(z); }
+template <> uint32_t mix_bijective<uint32_t>(uint32_t h) { return util_mix32(h); }
 
 /* Plain binary search over the sorted keys, one thread per query, results in the queries' order. */
 template <typename K>

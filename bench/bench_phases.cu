@@ -16,16 +16,10 @@
 #include <vector>
 
 #include "harmonia/gpu_internal.h"
-#include "suite.h" /* sx_mix64, sx_mix32: the suite's bijective hashes */
+#include "util/mix.h" /* util_mix64, util_mix32: the bijective hashes the suite uses too */
+#include "util/cuda_check.h"
 
-#define CHECK_CUDA(call)                                                                          \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "bench_phases: %s: %s\n", #call, cudaGetErrorString(e_));             \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
+#define CHECK_CUDA(call) UTIL_CUDA_CHECK(call)
 
 #define CHECK_HM(tree, call)                                                                      \
     do {                                                                                          \
@@ -74,7 +68,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     const uint32_t n = 1u << queries_log2;
     std::vector<K> keys(n_keys), values(n_keys);
     for (uint64_t i = 0; i < n_keys; i++) {
-        keys[i] = sizeof(K) == 8 ? (K)sx_mix64(i + 1) : (K)sx_mix32((uint32_t)(i + 1));
+        keys[i] = sizeof(K) == 8 ? (K)util_mix64(i + 1) : (K)util_mix32((uint32_t)(i + 1));
         values[i] = (K)(i + 1);
     }
     harmonia_build_config bc;
@@ -85,7 +79,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     std::vector<K> queries(n);
     uint64_t s = 12345;
     for (uint32_t i = 0; i < n; i++)
-        queries[i] = keys[sx_mix64(s + i) % n_keys];
+        queries[i] = keys[util_mix64(s + i) % n_keys];
 
     /* the device copy and its __constant__ part, through one GPU lookup */
     CHECK_HM(tree, harmonia_device_upload(tree));
@@ -199,7 +193,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         std::vector<uint8_t> want_found(sample);
         std::vector<uint32_t> at(sample);
         for (uint32_t i = 0; i < sample; i++) {
-            at[i] = sample == n ? i : (uint32_t)(sx_mix64(977 + i) % n);
+            at[i] = sample == n ? i : (uint32_t)(util_mix64(977 + i) % n);
             sq[i] = queries[at[i]];
         }
         harmonia_query_config cpu;

@@ -20,7 +20,7 @@
 #include "bench/suite.h"
 
 extern "C" {
-#include "bench/bench_baselines.h"
+#include "harmonia/cli/cli_baselines.h"
 }
 
 static std::string strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1103,7 +1103,7 @@ static void cpu_point(suite_state &S, uint32_t bits, uint32_t keys_log2, key_dis
     };
     measure("cpu_engine", strf("%d threads", omp_get_max_threads()),
             [&] { harmonia_lookup(P.tree, &cpu, q.data(), P.nq, v.data(), f.data()); });
-    measure("cpu_binary_search", "bench_baselines.c",
+    measure("cpu_binary_search", "cli_baselines.c",
             [&] { bl_lookup(bits, P.h_keys, P.h_values, P.n, q.data(), P.nq, v.data(), f.data(), 0); });
     double t0 = suite_now();
     eyt_build_host(&P.eyt, bits, P.h_keys, P.h_values, P.n);

@@ -10,13 +10,9 @@
 #include <string.h>
 
 #include "harmonia.h"
+#include "util/mix.h"
 
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#define mix64 util_mix64
 
 /* Key i of the universe: a bijection, so keys 0 .. n-1 are the tree's and n .. are new ones. */
 static uint64_t key_of(uint64_t i) { return mix64(i + 0x1234567ull); }

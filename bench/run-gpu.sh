@@ -84,12 +84,16 @@ if want tests; then
     fi
 fi
 if want sanitize; then
-    for tool in memcheck racecheck; do
-        HARMONIA_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$BUILD"/tests/test_gpu \
-            > "$OUT/sanitize-$tool.log" 2>&1
-        rc=$?
-        echo "compute-sanitizer $tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1)"
-        [ $rc -eq 0 ] || status=1
+    # the GPU engine's tests, and the embedding contract's (threads, streams, async calls, allocators)
+    for program in test_gpu test_gpu_embedding; do
+        for tool in memcheck racecheck synccheck; do
+            [ $program = test_gpu ] && [ $tool = synccheck ] && continue
+            HARMONIA_GPU_TEST_QUICK=1 timeout 280 compute-sanitizer --tool $tool --error-exitcode 9 \
+                "$BUILD"/tests/$program > "$OUT/sanitize-$program-$tool.log" 2>&1
+            rc=$?
+            echo "compute-sanitizer $tool $program: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$program-$tool.log" | tail -1)"
+            [ $rc -eq 0 ] || status=1
+        done
     done
 fi
 if want bench; then

@@ -17,18 +17,26 @@ else
 fi
 ninja -C "$B"
 rm -rf .device-bin
-mkdir -p .device-bin/tests .device-bin/bench .device-bin/harmonia/cli
+mkdir -p .device-bin/tests .device-bin/bench .device-bin/harmonia/cli .device-bin/examples
 cp "$B"/tests/test_* .device-bin/tests/ 2>/dev/null || true
 rm -rf .device-bin/tests/*.p
+# the programs linked with libharmonia.so find it through their $ORIGIN/../harmonia runpath
+cp -a "$B"/harmonia/libharmonia.so "$B"/harmonia/libharmonia.so.[0-9]* .device-bin/harmonia/
+rm -rf .device-bin/harmonia/*.p
+cp "$B/examples/olap_column" .device-bin/examples/ 2>/dev/null || true
 for f in "$B"/bench/*; do [ -f "$f" ] && [ -x "$f" ] && cp "$f" .device-bin/bench/; done
 cp "$B/harmonia/cli/harmonia" .device-bin/harmonia/cli/
+# the tests of the build tree's shape (layers, exports: they read the sources) stay on this machine
 meson introspect "$B" --tests | python3 -c '
 import json, os, sys
 build = os.path.abspath(sys.argv[1]) + "/"
+source = os.path.abspath(sys.argv[2]) + "/"
 for t in json.load(sys.stdin):
+    if any(os.path.normpath(os.path.join(build, a)).startswith(source) or a + "/" == source for a in t["cmd"]):
+        continue
     cmd = [a[len(build):] if a.startswith(build) else a for a in t["cmd"]]
     print("\t".join([t["name"], str(t.get("timeout") or 300)] + cmd))
-' "$B" > .device-bin/tests.list
+' "$B" "$PWD" > .device-bin/tests.list
 dirty=$([ -n "$(git status --porcelain | grep -v '^?? \.device' | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .device-bin/.prebuilt
 grep -qxF '/.device-bin*/' .gitignore || echo '/.device-bin*/' >> .gitignore

@@ -20,6 +20,8 @@
 
 extern "C" {
 #include "harmonia.h"
+#include "util/mix.h"
+#include "util/width.h"
 }
 
 #define SX_HD __host__ __device__ __forceinline__
@@ -30,12 +32,9 @@ extern "C" {
  * stay: every row is flushed when written).
  * ============================================================================================== */
 [[noreturn]] void suite_cuda_fail(const char *call, cudaError_t e, const char *file, int line);
-#define CK(call)                                                                                  \
-    do {                                                                                          \
-        cudaError_t ck_e_ = (call);                                                               \
-        if (ck_e_ != cudaSuccess)                                                                 \
-            suite_cuda_fail(#call, ck_e_, __FILE__, __LINE__);                                    \
-    } while (0)
+#define UTIL_CUDA_ON_FAILURE(what, error, file, line) suite_cuda_fail((what), (error), (file), (line))
+#include "util/cuda_check.h"
+#define CK(call) UTIL_CUDA_CHECK(call)
 
 /* cudaMalloc that reports a failure instead of exiting: the caller skips its experiment. */
 void *suite_try_device_alloc(size_t bytes, const char *what);
@@ -49,25 +48,10 @@ uint64_t suite_device_free_bytes(void);
  * Hashes and generators (host and device, identical results).
  * ============================================================================================== */
 /* splitmix64's finalizer and murmur3's fmix32: bijections on 64- and 32-bit integers. */
-SX_HD uint64_t sx_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-SX_HD uint32_t sx_mix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    return h ^ (h >> 16);
-}
+#define sx_mix64 util_mix64
+#define sx_mix32 util_mix32
 /* The i-th draw of stream `seed`: a counter-based generator, so every thread draws on its own. */
-SX_HD uint64_t sx_hash(uint64_t seed, uint64_t i)
-{
-    return sx_mix64(seed + (i + 1) * 0x9E3779B97F4A7C15ull);
-}
+#define sx_hash util_draw
 /* A uniform draw in [0, n) from a 64-bit hash (multiply-high, no modulo bias worth naming). */
 SX_HD uint64_t sx_below(uint64_t h, uint64_t n)
 {

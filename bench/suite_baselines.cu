@@ -27,7 +27,7 @@ static unsigned base_grid(uint64_t threads_needed)
 }
 
 /* Index of the first key >= q among n sorted keys (n when none): the branch-free form (a
- * conditional move per step), as bench_baselines.c. */
+ * conditional move per step), as harmonia/cli/cli_baselines.c. */
 template <typename K> __device__ __forceinline__ uint64_t lower_bound_dev(const K *__restrict__ keys, uint64_t n, K q)
 {
     if (n == 0)

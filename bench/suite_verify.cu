@@ -70,10 +70,7 @@ void verifier_free(verifier *vf)
     vf->d_bad = NULL;
 }
 
-static uint64_t load_key(const void *array, uint32_t bits, uint64_t i)
-{
-    return bits == 32 ? ((const uint32_t *)array)[i] : ((const uint64_t *)array)[i];
-}
+#define load_key util_load_width /* util/width.h */
 
 /* Compares gathered lookup results (found 2 = a slot whose position was invalid) with the CPU
  * engine's answers to the same queries. */

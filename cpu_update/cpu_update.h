@@ -40,6 +40,7 @@ typedef struct upd_params {
     harmonia_update_policy update_missing;
     double split_fill;
     bool in_place_allowed; /* false when the arrays are read-only (a mapped file) */
+    int threads;           /* OpenMP team size of every parallel region; 0 = the caller's default */
 } upd_params;
 
 /* What a batch did, beyond the public statistics. */
@@ -55,7 +56,7 @@ typedef struct upd_result {
 /* Applies the batch to tree under params. On success either the tree was changed in place
  * (result->in_place) or result->new_tree holds the new layout (the old arrays untouched). On
  * failure nothing was changed and err says why (naming the failing operation's index).
- * Threads: the calling thread's OpenMP setting. */
+ * Threads: params->threads (num_threads clauses; OpenMP's settings are never changed). */
 harmonia_status upd_apply_batch(kr_tree *tree, const upd_params *params, const uint8_t *kinds,
                                 const void *keys, const void *values, uint64_t count,
                                 harmonia_update_stats *stats, upd_result *result, kr_error *err);

@@ -120,6 +120,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     const uint32_t bits = t->key_bits;
     const size_t kb = bits / 8;
     const uint64_t L = t->leaf_size;
+    const int team = kr_resolve_threads(p->threads); /* every parallel region's num_threads */
     harmonia_status st = HARMONIA_OK;
     upd_work w;
     memset(&w, 0, sizeof w);
@@ -131,19 +132,19 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     w.ops.sorted_index = kr_malloc(count * kb);
     if (!w.ops.sorted_keys || !w.ops.sorted_index)
         FAIL_NO_MEMORY("sorting the batch");
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 0; i < count; i++) {
         kr_store(w.ops.sorted_keys, bits, i, kr_load(keys, bits, i));
         kr_store(w.ops.sorted_index, bits, i, i);
     }
-    st = kr_sort_pairs(bits, w.ops.sorted_keys, w.ops.sorted_index, count, err);
+    st = kr_sort_pairs(bits, w.ops.sorted_keys, w.ops.sorted_index, count, team, err);
     if (st != HARMONIA_OK)
         goto done;
     w.ops.sorted_kinds = kr_malloc(count);
     w.ops.sorted_values = values ? kr_malloc(count * kb) : NULL;
     if (!w.ops.sorted_kinds || (values && !w.ops.sorted_values))
         FAIL_NO_MEMORY("gathering the sorted batch");
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 0; i < count; i++) {
         uint64_t op = kr_load(w.ops.sorted_index, bits, i);
         w.ops.sorted_kinds[i] = kinds[op];
@@ -174,10 +175,10 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
         free(run_keys);
         FAIL_NO_MEMORY("finding target leaves");
     }
-#pragma omp parallel for schedule(static) if (R > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(team) if (R > KR_PARALLEL_MIN)
     for (uint64_t r = 0; r < R; r++)
         kr_store(run_keys, bits, r, kr_load(w.ops.sorted_keys, bits, w.ops.run_start[r]));
-    kr_leaf_batch(t, run_keys, R, w.run_leaf, 0);
+    kr_leaf_batch(t, run_keys, R, w.run_leaf, team);
     free(run_keys);
     uint64_t T = 0;
     for (uint64_t r = 0; r < R; r++)
@@ -200,7 +201,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     stats->leaves_touched = T;
 
     /* 3. plan: merge without writing, per touched leaf */
-#pragma omp parallel for schedule(dynamic, 64) if (T > 256)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team) if (T > 256)
     for (uint64_t j = 0; j < T; j++)
         merge_leaf(t, w.touched_leaf[j], &w.ops, w.touched_run_start[j], w.touched_run_start[j + 1], p, NULL, NULL,
                    &w.plans[j]);
@@ -258,7 +259,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
 
     /* merge buffers: per thread L pairs for leaves that fit, and the auxiliary pool for the merged
      * pairs of leaves that overflow (each its own range: no thread shares one) */
-    const int threads = omp_get_max_threads();
+    const int threads = team;
     const size_t scratch_pairs = L;
     w.scratch = kr_malloc((size_t)threads * scratch_pairs * 2 * kb);
     if (aux_pairs) {
@@ -299,7 +300,7 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
             }
         }
         /* ranks: leaves after touched leaf j (up to the next touched one) move by shift[j + 1] */
-#pragma omp parallel for schedule(dynamic, 64) if (T > 256)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team) if (T > 256)
         for (uint64_t j = 0; j < T; j++) {
             uint64_t end = j + 1 < T ? w.touched_leaf[j + 1] : t->n_leaves;
             for (uint64_t li = w.touched_leaf[j] + 1; li <= end; li++)
@@ -398,8 +399,8 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
             }
         }
         nt->leaf_rank[0] = 0;
-        kr_inclusive_scan(nt->leaf_rank + 1, nt->n_leaves);
-        kr_build_internal_levels(nt);
+        kr_inclusive_scan(nt->leaf_rank + 1, nt->n_leaves, team);
+        kr_build_internal_levels(nt, team);
         stats->relayout_seconds = (now_seconds() - t4) + (t3 - t2); /* copies, ranks, levels; the allocation */
     }
 

@@ -1,5 +1,6 @@
-/* device_probe.cu — the GPU probe (harmonia_device_probe): name, SM count, L2, memory of GPU 0, or
- * the CUDA runtime's reason why there is none. The search kernels live in ntg/. */
+/* device_probe.cu — the GPU probe (harmonia_device_probe): name, SM count, L2, memory of the calling
+ * thread's current device, or the CUDA runtime's reason why there is none. The current device is
+ * left as it was. The search kernels live in ntg/. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,17 +19,22 @@ extern "C" harmonia_status harmonia_device_probe(harmonia_device_info *info)
     }
     if (count == 0)
         return hm_fail(NULL, HARMONIA_ERR_NO_DEVICE, "no CUDA-capable device is detected");
+    int device = 0;
+    e = cudaGetDevice(&device);
+    if (e != cudaSuccess)
+        return hm_fail(NULL, HARMONIA_ERR_DEVICE, "cudaGetDevice: %s", cudaGetErrorString(e));
     cudaDeviceProp prop;
-    e = cudaGetDeviceProperties(&prop, 0);
+    e = cudaGetDeviceProperties(&prop, device);
     if (e != cudaSuccess)
         return hm_fail(NULL, HARMONIA_ERR_DEVICE, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
     size_t free_bytes = 0, total_bytes = 0;
-    e = cudaMemGetInfo(&free_bytes, &total_bytes);
+    e = cudaMemGetInfo(&free_bytes, &total_bytes); /* of the current device, the one probed */
     if (e != cudaSuccess)
         return hm_fail(NULL, HARMONIA_ERR_DEVICE, "cudaMemGetInfo: %s", cudaGetErrorString(e));
     if (info) {
         memset(info, 0, sizeof *info);
         snprintf(info->name, sizeof info->name, "%s", prop.name);
+        info->device = device;
         info->sm_count = prop.multiProcessorCount;
         info->compute_major = prop.major;
         info->compute_minor = prop.minor;

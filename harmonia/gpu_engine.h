@@ -1,6 +1,8 @@
-/* gpu_engine.h — what the front (tree.c) calls of the GPU engine: the device copy's life cycle and
- * the query pipelines. Implemented by gpu_tree.cu and gpu_query.cu where CUDA is built, and by
- * gpu_engine_none.c (every call answers NO_DEVICE) where it is not. Internal. */
+/* gpu_engine.h — what the front (tree.c, ntg_*.c) calls of the GPU engine: the device copy's life
+ * cycle and the query pipelines. Implemented by gpu_tree.cu and gpu_query.cu where CUDA is built,
+ * and by gpu_engine_none.c (every call answers NO_DEVICE) where it is not. Every function takes the
+ * tree's own lock (tree->gpu_lock) as it needs it, runs its CUDA calls on the tree's device and
+ * gives the caller's current device back before it returns. Internal. */
 #ifndef HARMONIA_GPU_ENGINE_H
 #define HARMONIA_GPU_ENGINE_H
 
@@ -17,31 +19,69 @@ harmonia_status hm_gpu_upload(harmonia_tree *tree);
 
 /* After an update batch: brings the device copy (if any) to the tree's version. With dirty leaves
  * (the shape unchanged), only their keys and values go up, plus the leaf ranks when counts changed;
- * without, the whole tree is uploaded again. *bytes_out gets the bytes sent, *incremental_out
- * whether it was incremental. A tree without a device copy is left without one. */
+ * without, the whole tree is uploaded again. Either way the copies are ordered after the tree's
+ * queries already queued on any stream, and the call returns once they are done. *bytes_out gets
+ * the bytes sent, *incremental_out whether it was incremental. A tree without a device copy is
+ * left without one. */
 harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
                             bool ranks_changed, uint64_t *bytes_out, bool *incremental_out);
 void hm_gpu_release(harmonia_tree *tree);
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info);
 
-/* positions_out NULL: results in the queries' order; else in PSA order with positions. */
-harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config,
+/* The L2 bytes of the tree's device (its copy's, else the current device's); 0 without a GPU. */
+uint64_t hm_gpu_l2_bytes(harmonia_tree *tree);
+
+/* The device of the tree's copy, made (uploaded) if it does not exist yet: for the NTG
+ * measurement, whose own arrays must live there. */
+harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out);
+
+/* The queries. config is resolved (never NULL); async: device arrays only, queued on
+ * config->stream without waiting. positions_out NULL: results in the queries' order; else in PSA
+ * order with positions. */
+harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                               const void *queries, uint64_t count, void *values_out,
                               uint8_t *found_out, uint64_t *positions_out);
-harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
+harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                    const void *queries, uint64_t count, void *keys_out,
                                    void *values_out, uint8_t *found_out);
-harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config,
+harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                    const void *lo, const void *hi, uint64_t count,
                                    uint64_t *counts_out);
 /* Phase 1 of range collect: offsets[0 .. count]. */
-harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config,
+harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                      const void *lo, const void *hi, uint64_t count,
                                      uint64_t *offsets);
 /* Phase 2 of range collect. */
-harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                      const void *lo, uint64_t count, const uint64_t *offsets,
                                      void *keys_out, void *values_out);
+
+/* Records a CUDA failure (a cudaError_t, as int: this header needs no CUDA) on the tree as a status:
+ * out of memory becomes DEVICE_MEMORY (with the free bytes), no device NO_DEVICE, the rest DEVICE;
+ * what names the step. Clears a non-sticky error. gpu_tree.cu. */
+harmonia_status hm_gpu_fail(harmonia_tree *tree, int cuda_error, const char *what);
+
+/* The library's CUDA checks (one copy, for .cu and C files alike): on failure, the status of
+ * hm_gpu_fail is returned (HM_CUDA) or stored in `status` before a jump to `label`. */
+#define HM_CUDA(tree, call)                                                                       \
+    do {                                                                                          \
+        const int hm_e_ = (int)(call);                                                            \
+        if (hm_e_ != 0)                                                                           \
+            return hm_gpu_fail((tree), hm_e_, #call);                                             \
+    } while (0)
+#define HM_CUDA_OR_GOTO(tree, status, call, what, label)                                          \
+    do {                                                                                          \
+        const int hm_e_ = (int)(call);                                                            \
+        if (hm_e_ != 0) {                                                                         \
+            (status) = hm_gpu_fail((tree), hm_e_, (what));                                        \
+            goto label;                                                                           \
+        }                                                                                         \
+    } while (0)
+
+/* harmonia_query_workspace_bytes: the scratch of a call (see harmonia.h). */
+harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const harmonia_query_config *config,
+                                       harmonia_query_kind kind, uint64_t count, size_t *device_bytes,
+                                       size_t *pinned_bytes);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,12 @@
 bool hm_gpu_usable(void) { return false; }
 harmonia_status hm_gpu_upload(harmonia_tree *tree) { return NO_CUDA(tree); }
 void hm_gpu_release(harmonia_tree *tree) { (void)tree; }
+uint64_t hm_gpu_l2_bytes(harmonia_tree *tree) { (void)tree; return 0; }
+harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out)
+{
+    (void)device_out;
+    return NO_CUDA(tree);
+}
 
 harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty, bool ranks_changed,
                             uint64_t *bytes_out, bool *incremental_out)
@@ -18,37 +24,48 @@ harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, u
 }
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info) { (void)tree; (void)info; }
 
-harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
-                              uint64_t count, void *values_out, uint8_t *found_out, uint64_t *positions_out)
+harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, bool async,
+                              const void *queries, uint64_t count, void *values_out, uint8_t *found_out,
+                              uint64_t *positions_out)
 {
-    (void)config; (void)queries; (void)count; (void)values_out; (void)found_out; (void)positions_out;
+    (void)config; (void)async; (void)queries; (void)count; (void)values_out; (void)found_out; (void)positions_out;
     return NO_CUDA(tree);
 }
 
-harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
-                                   uint64_t count, void *keys_out, void *values_out, uint8_t *found_out)
+harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config, bool async,
+                                   const void *queries, uint64_t count, void *keys_out, void *values_out,
+                                   uint8_t *found_out)
 {
-    (void)config; (void)queries; (void)count; (void)keys_out; (void)values_out; (void)found_out;
+    (void)config; (void)async; (void)queries; (void)count; (void)keys_out; (void)values_out; (void)found_out;
     return NO_CUDA(tree);
 }
 
-harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config, const void *lo,
-                                   const void *hi, uint64_t count, uint64_t *counts_out)
+harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config, bool async,
+                                   const void *lo, const void *hi, uint64_t count, uint64_t *counts_out)
 {
-    (void)config; (void)lo; (void)hi; (void)count; (void)counts_out;
+    (void)config; (void)async; (void)lo; (void)hi; (void)count; (void)counts_out;
     return NO_CUDA(tree);
 }
 
-harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config, const void *lo,
-                                     const void *hi, uint64_t count, uint64_t *offsets)
+harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config, bool async,
+                                     const void *lo, const void *hi, uint64_t count, uint64_t *offsets)
 {
-    (void)config; (void)lo; (void)hi; (void)count; (void)offsets;
+    (void)config; (void)async; (void)lo; (void)hi; (void)count; (void)offsets;
     return NO_CUDA(tree);
 }
 
-harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config, const void *lo,
-                                     uint64_t count, const uint64_t *offsets, void *keys_out, void *values_out)
+harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config, bool async,
+                                     const void *lo, uint64_t count, const uint64_t *offsets, void *keys_out,
+                                     void *values_out)
 {
-    (void)config; (void)lo; (void)count; (void)offsets; (void)keys_out; (void)values_out;
+    (void)config; (void)async; (void)lo; (void)count; (void)offsets; (void)keys_out; (void)values_out;
+    return NO_CUDA(tree);
+}
+
+harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const harmonia_query_config *config,
+                                       harmonia_query_kind kind, uint64_t count, size_t *device_bytes,
+                                       size_t *pinned_bytes)
+{
+    (void)config; (void)kind; (void)count; (void)device_bytes; (void)pinned_bytes;
     return NO_CUDA(tree);
 }

@@ -1,6 +1,19 @@
 /* gpu_internal.h — the device copy of a tree and its pipeline lanes, shared by gpu_tree.cu (life
- * cycle, buffers, __constant__ ownership) and gpu_query.cu (the query pipelines). CUDA-only,
- * internal. */
+ * cycle, memory, ordering against queries, the device scope) and gpu_query.cu (the query
+ * pipelines). CUDA-only, internal.
+ *
+ * ORDERING WITHOUT GLOBAL STATE. Everything here belongs to one tree and is guarded by that tree's
+ * mutex (tree->gpu_lock); no lock, stream or symbol is shared between trees. A device copy owns a
+ * stream of its own (`stream`), on which its uploads, syncs, bucket tables and frees are queued:
+ *   - every device-array query call records `query_done` on the caller's stream when its work is
+ *     queued and makes `stream` wait for it, so whatever is queued on `stream` later (an
+ *     incremental sync overwriting leaves, a table rebuilt in place, memory freed) runs after the
+ *     queries already queued on any stream;
+ *   - whatever a query needs from `stream` (a new bucket table, memory just allocated in stream
+ *     order) is announced by `ready`, recorded on `stream`: a query call makes its stream wait for
+ *     it until it has been seen complete once (ready_done).
+ * Host-array calls hold the mutex for their whole run (they share the lanes' staging buffers) and
+ * return with their work finished. Nothing here calls cudaDeviceSynchronize. */
 #ifndef HARMONIA_GPU_INTERNAL_H
 #define HARMONIA_GPU_INTERNAL_H
 
@@ -8,18 +21,18 @@
 
 extern "C" {
 #include "harmonia/gpu_engine.h"
+#include "harmonia/gpu_policy.h"
 #include "harmonia/tree_internal.h"
 #include "ntg/ntg.h"
 #include "psa/psa_gpu.h"
 }
 
-/* Pipeline lanes: each has a stream and the buffers of one window, so that one window's copies,
- * sort and search overlap another's. */
-#define HM_LANES 3
 /* Device buffers of a lane, each window * 8 bytes (the widest element). */
 #define HM_LANE_IN 2   /* query keys, or lo and hi */
 #define HM_LANE_OUT 4  /* values / keys / found / positions or counts */
 
+/* A lane: a stream and the buffers of one window, so that one window's copies, partition and search
+ * overlap another's. */
 typedef struct hm_lane {
     cudaStream_t stream;
     cudaEvent_t done;          /* recorded after the lane's last window */
@@ -29,22 +42,27 @@ typedef struct hm_lane {
     void *d_out[HM_LANE_OUT];
     void *h_in[HM_LANE_IN];    /* pinned staging (host mode only) */
     void *h_out[HM_LANE_OUT];
-    void *psa_workspace;       /* PSA by partition: its scratch (psa_workspace_bytes) and the */
-    size_t psa_workspace_bytes;/* results in slot order before the restore */
-    void *d_slot_values, *d_slot_keys;
-    uint8_t *d_slot_found;
+    void *psa_scratch;         /* PSA by partition: one block of psa_scratch_bytes (the workspace of */
+    size_t psa_scratch_bytes;  /* psa_partition and the results in slot order; psa_scratch_carve) */
 } hm_lane;
 
 typedef struct hm_gpu {
-    ntg_view view;
+    int device;                /* the device of the copy */
+    bool stream_ordered;       /* default allocator: cudaMallocAsync / cudaFreeAsync on `stream` */
+    harmonia_allocator allocator; /* the caller's functions (has_allocator), else unused */
+    bool has_allocator;
+    uint64_t l2_bytes;         /* of the device */
+    cudaStream_t stream;       /* the copy's own stream (see the top of this file) */
+    cudaEvent_t query_done;    /* recorded on a caller's stream after each device-array call */
+    cudaEvent_t ready;         /* recorded on `stream` after work queries must wait for */
+    bool ready_done;           /* the last `ready` was seen complete: no need to wait for it */
+    ntg_view view;             /* pointers, sizes and the top cut: what every launch passes */
     void *d_keys, *d_values;
     uint32_t *d_first_child;
     uint64_t *d_leaf_rank;
-    uint32_t *h_constant;      /* the __constant__ part, kept to re-upload when another tree took it */
-    uint32_t constant_entries;
+    uint64_t key_bytes, value_bytes, first_child_bytes, rank_bytes;
     uint64_t tree_bytes;       /* the device copy */
     uint64_t version;          /* the tree version it holds */
-    uint64_t upload_id;        /* unique per upload: who owns __constant__ memory */
     psa_plan plan;             /* PSA by partition: the tree's default plan (psa_make_plan) */
     uint64_t min_value;        /* the value of the smallest key (lower bounds below the span) */
     uint32_t *d_bucket_table;  /* ntg_build_bucket_table of table_plan; stale after any change */
@@ -56,40 +74,64 @@ typedef struct hm_gpu {
     bool lanes_staging;        /* the lanes have host-mode buffers */
     bool lanes_psa;            /* the lanes have PSA buffers */
     hm_lane lanes[HM_LANES];
-    uint64_t work_bytes;       /* device bytes of the lanes */
-    void *scan_temp;           /* range offsets on device arrays: CUB scan scratch and the counts */
-    size_t scan_temp_bytes;
-    uint64_t *scan_counts;
-    uint64_t scan_capacity;    /* ranges the two hold */
+    uint64_t lane_bytes;       /* device bytes of the lanes */
+    uint64_t pinned_bytes;     /* pinned host bytes of the lanes */
+    void *scan_scratch;        /* range offsets on device arrays without a workspace: the counts */
+    size_t scan_scratch_bytes; /* and CUB's scan scratch (hm_scan_carve) */
+    uint64_t scan_capacity;    /* ranges it holds */
+    cudaEvent_t scan_done;     /* recorded after each use of the scan scratch: the next user, on any
+                                  stream, waits for it */
+    bool scan_used;
     cudaEvent_t fork;          /* the caller's stream, recorded for the lanes to wait on */
 } hm_gpu;
 
-/* Records a CUDA failure on the tree: out-of-memory becomes DEVICE_MEMORY, the rest DEVICE. */
-harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what);
+/* The device scope of an entry point: the tree's device made current, the caller's given back. */
+typedef struct hm_device_scope {
+    int saved;
+    bool switched;
+} hm_device_scope;
+cudaError_t hm_device_enter(hm_device_scope *scope, int device);
+void hm_device_leave(const hm_device_scope *scope);
 
-#define HM_CUDA(tree, call)                                                                       \
-    do {                                                                                          \
-        cudaError_t hm_e_ = (call);                                                               \
-        if (hm_e_ != cudaSuccess)                                                                 \
-            return hm_gpu_fail((tree), hm_e_, #call);                                             \
-    } while (0)
+/* Locks the tree and makes sure it has a current device copy (uploaded when missing or stale, the
+ * top cut as harmonia_set_constant_levels says) on its device, which is made current. On success
+ * the caller holds tree->gpu_lock and the scope, and gives both back with hm_gpu_leave. */
+harmonia_status hm_gpu_enter(harmonia_tree *tree, hm_device_scope *scope);
+void hm_gpu_leave(harmonia_tree *tree, const hm_device_scope *scope);
 
-/* Makes sure the tree has a current device copy whose __constant__ part is loaded; takes the
- * process-wide GPU lock (released by hm_gpu_leave). */
-harmonia_status hm_gpu_enter(harmonia_tree *tree);
-void hm_gpu_leave(void);
+/* Device and pinned memory of a copy, from its allocator (under the tree's lock, its device
+ * current). Device memory from the default allocator is stream-ordered on g->stream: after
+ * allocating, announce it with hm_gpu_announce before a query uses it. Frees happen after the work
+ * queued on g->stream (hence after the queries already queued on any stream). */
+cudaError_t hm_gpu_alloc(hm_gpu *g, void **pointer, size_t bytes);
+void hm_gpu_free(hm_gpu *g, void *pointer, size_t bytes);
+cudaError_t hm_gpu_alloc_pinned(hm_gpu *g, void **pointer, size_t bytes);
+void hm_gpu_free_pinned(hm_gpu *g, void *pointer, size_t bytes);
+/* Records `ready` on g->stream: queries queued from now on wait for what was queued there. */
+cudaError_t hm_gpu_announce(hm_gpu *g);
+/* Makes `stream` wait for the last announcement unless it was seen complete. */
+cudaError_t hm_gpu_wait_ready(hm_gpu *g, cudaStream_t stream);
+/* After a device-array call's work is queued on `stream`: g->stream waits for it. */
+cudaError_t hm_gpu_order_after(hm_gpu *g, cudaStream_t stream);
 
 /* Makes lanes 0 .. lanes-1 ready for windows of `window` queries: with host-mode staging buffers
  * (device and pinned) when host_staging, with PSA buffers when psa. Buffers only grow: a larger
- * window frees and reallocates them all. */
+ * window frees and reallocates them all. The lanes' streams wait for the allocations. */
 harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, bool psa,
                                      uint32_t lanes);
 
-/* The bucket table of plan, built on the device copy if it has none for this plan (on stream). */
-harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, cudaStream_t stream);
+/* The bucket table of plan, built on g->stream if the copy has none for this plan (announced). */
+harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan);
 
-/* Default window of host-array queries: the largest power of two whose results (value + found
- * flag) fit in half the L2. */
-uint32_t hm_gpu_default_window(uint32_t key_bits);
+/* The tree's scan scratch for range offsets of `count` ranges on device arrays, grown as needed
+ * (announced). */
+harmonia_status hm_gpu_prepare_scan(harmonia_tree *tree, uint64_t count);
+
+/* The scratch of range offsets on device arrays: count + 1 counts, then CUB's scan scratch. */
+cudaError_t hm_scan_scratch_bytes(uint64_t count, size_t *bytes_out, size_t *scan_bytes_out);
+
+/* Default window of host-array queries on the copy's device: the largest power of two whose
+ * results (value + found flag) fit in half the L2. */
+uint32_t hm_gpu_default_window(const hm_gpu *g, uint32_t key_bits);
 
 #endif /* HARMONIA_GPU_INTERNAL_H */

@@ -1,10 +1,14 @@
 /* gpu_query.cu — the GPU query pipelines: where the arrays live (device arrays used in place on the
  * caller's stream, host arrays streamed through pinned staging over several lanes), whether a
  * window goes through PSA (partition, search of the partitioned keys, restore of the order; psa/
- * and ntg/ do each step) or straight to the descent kernels, and range counts and two-phase range
- * collects. The kernels are ntg/, the partition and the restore psa/. */
+ * and ntg/ do each step, psa_policy.h says when it pays) or straight to the descent kernels, range
+ * counts and two-phase range collects, synchronous and asynchronous calls, the caller's workspace
+ * or the tree's scratch. The kernels are ntg/, the partition and the restore psa/, the device copy
+ * and its ordering against queries gpu_tree.cu. */
+#include <assert.h>
 #include <inttypes.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +24,7 @@ typedef enum hm_op { OP_LOOKUP, OP_LOWER_BOUND, OP_RANGE_COUNT } hm_op;
  * Outputs by op: LOOKUP 0 values, 1 found, 2 positions (unordered); LOWER_BOUND 0 keys, 1 values,
  * 2 found; RANGE_COUNT 0 counts. A NULL output is not wanted. */
 typedef struct hm_call {
+    const char *name;      /* the public call, for messages */
     hm_op op;
     const void *in[HM_LANE_IN];
     size_t in_elem[HM_LANE_IN];
@@ -36,35 +41,30 @@ typedef struct hm_call {
     uint32_t lanes;        /* lanes used: windows in flight */
     psa_plan plan;
     cudaStream_t stream;
-    bool async;
+    bool async;            /* return once queued (device arrays only) */
+    void *workspace;       /* the caller's scratch (device arrays), or NULL: the tree's */
+    size_t workspace_bytes;
+    int threads;           /* OpenMP team of the host-side copies */
 } hm_call;
-
-/* --- policy: when PSA pays (measured on the H100, bench/NOTES.md "PSA by partition") -------------
- * A window goes through PSA when it is large (below HM_PSA_MIN_QUERIES the launches of the passes
- * cost more than the search saves) and dense enough that its search tiles stage leaves rather than
- * descend: at least HM_PSA_MIN_QUERIES_PER_LEAF queries per leaf (2^24 queries over 2^22 leaves:
- * 1.50 ms with PSA, 2.21 ms without). Device-array windows hold at most PSA_MAX_WINDOW queries and
- * use at most half the free GPU memory for their scratch. */
-#define HM_PSA_MIN_QUERIES (1u << 18)
-#define HM_PSA_MIN_QUERIES_PER_LEAF 2
-
-static bool psa_pays(const harmonia_tree *tree, uint64_t window)
-{
-    return window >= HM_PSA_MIN_QUERIES && window >= HM_PSA_MIN_QUERIES_PER_LEAF * tree->kr.n_leaves;
-}
 
 /* --- options ---------------------------------------------------------------------------------- */
 
-static bool is_device_pointer(const void *p)
+/* Where an array lives: 1 device memory of `device`, 2 device memory of another device, 0 host
+ * memory (pageable or pinned). */
+static int device_residency(const void *p, int device)
 {
     if (!p)
-        return false;
+        return 0;
     cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
         cudaGetLastError();
-        return false;
+        return 0;
     }
-    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+    if (a.type == cudaMemoryTypeManaged)
+        return 1;
+    if (a.type == cudaMemoryTypeDevice)
+        return a.device == device ? 1 : 2;
+    return 0;
 }
 
 static bool is_pinned_host_pointer(const void *p)
@@ -80,18 +80,45 @@ static bool is_pinned_host_pointer(const void *p)
 /* The group size G of a call: the config's, else the tree's stored choice, else the policy's. */
 static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint32_t *g_out)
 {
-    uint32_t g = config && config->group_size ? config->group_size : tree->ntg_group_size;
-    if (g == 0) { /* policy: 64 bytes of a node per thread, at least 2 threads — the best G measured
-                     on the H100 at F = 16, 32, 64 for 64-bit keys and F = 32 for 32-bit keys
-                     (bench/RESULTS.md); harmonia profile-ntg measures and stores a better one */
-        g = tree->kr.fanout * (tree->kr.key_bits / 8) / 64;
-        g = g < 2 ? 2 : g > 32 ? 32 : g;
-    }
+    uint32_t g = config->group_size ? config->group_size : tree->ntg_group_size;
+    if (g == 0)
+        g = ntg_default_group_size(tree->kr.fanout, tree->kr.key_bits);
     if (!ntg_valid_group_size(g) || g > tree->kr.fanout)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "NTG group size %" PRIu32 ": use 1, 2, 4, 8, 16 or 32, at most the fanout %" PRIu32, g,
                        tree->kr.fanout);
     *g_out = g;
+    return HARMONIA_OK;
+}
+
+/* Whether every array of the call lives where the first query array says (device arrays: on the
+ * tree's device), and the residency of the call. */
+static harmonia_status check_residency(harmonia_tree *tree, hm_call *c, harmonia_memory memory, int device)
+{
+    if (memory == HARMONIA_MEMORY_AUTO) {
+        const int first = device_residency(c->in[0], device);
+        if (first == 2)
+            return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: the queries are in the memory of another device than the "
+                           "tree's (device %d)", c->name, device);
+        c->device_memory = first == 1;
+        if (c->count > 0) {
+            for (int k = 1; k < c->n_in; k++) /* in[0] decided device_memory */
+                if (device_residency(c->in[k], device) != first)
+                    return hm_fail(tree, HARMONIA_ERR_INVALID,
+                                   "%s: the query arrays are not all in the same memory (host, or device %d)", c->name,
+                                   device);
+            for (int k = 0; k < HM_LANE_OUT; k++)
+                if (c->out[k] && device_residency(c->out[k], device) != first)
+                    return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: the queries are in %s memory but result array %d "
+                                   "is not", c->name, c->device_memory ? "the tree's device" : "host", k);
+        }
+    } else {
+        c->device_memory = memory == HARMONIA_MEMORY_DEVICE;
+    }
+    if (c->async && !c->device_memory && c->count > 0)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "%s: the arrays are in host memory; the asynchronous calls take device arrays (the "
+                       "synchronous call stages host arrays and returns when done)", c->name);
     return HARMONIA_OK;
 }
 
@@ -101,109 +128,99 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     harmonia_status st = choose_group_size(tree, config, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
-    harmonia_memory memory = config ? config->memory : HARMONIA_MEMORY_AUTO;
-    if ((unsigned)memory > HARMONIA_MEMORY_DEVICE)
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown memory kind %d", (int)memory);
-    if (memory == HARMONIA_MEMORY_AUTO)
-        c->device_memory = is_device_pointer(c->in[0]);
-    else
-        c->device_memory = memory == HARMONIA_MEMORY_DEVICE;
-    if (memory == HARMONIA_MEMORY_AUTO && c->count > 0) {
-        for (int k = 1; k < c->n_in; k++) /* in[0] decided device_memory */
-            if (is_device_pointer(c->in[k]) != c->device_memory)
-                return hm_fail(tree, HARMONIA_ERR_INVALID, "query arrays are partly in device and partly in host memory");
-        for (int k = 0; k < HM_LANE_OUT; k++)
-            if (c->out[k] && is_device_pointer(c->out[k]) != c->device_memory)
-                return hm_fail(tree, HARMONIA_ERR_INVALID, "the queries are in %s memory but result array %d is not",
-                               c->device_memory ? "device" : "host", k);
-    }
+    const hm_gpu *g = tree->gpu;
+    st = check_residency(tree, c, config->memory, g->device);
+    if (st != HARMONIA_OK)
+        return st;
     /* PSA applies to point lookups and lower bounds of a non-empty tree */
-    c->psa_option = config ? config->psa : -1;
+    c->psa_option = config->psa;
     const bool psa_applies = (c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND) && tree->kr.n_keys > 0;
-    c->plan = tree->gpu->plan;
-    if (config && config->psa_bits)
+    c->plan = g->plan;
+    if (config->psa_bits)
         c->plan = psa_make_plan(c->plan.key_min, c->plan.key_max, tree->kr.n_leaves, config->psa_bits);
     uint64_t window;
     if (c->device_memory) /* device arrays: windows only bound the PSA scratch */
-        window = config && config->psa_window ? config->psa_window : PSA_MAX_WINDOW;
+        window = config->psa_window ? config->psa_window : PSA_MAX_WINDOW;
     else
-        window = config && config->psa_window ? config->psa_window : hm_gpu_default_window(tree->kr.key_bits);
+        window = config->psa_window ? config->psa_window : hm_gpu_default_window(g, tree->kr.key_bits);
     if (window > c->count) /* small batches get small buffers */
         window = c->count;
-    if (window < 1024)
-        window = 1024;
+    if (window < PSA_MIN_WINDOW)
+        window = PSA_MIN_WINDOW;
     if (window > PSA_MAX_WINDOW)
         window = PSA_MAX_WINDOW;
     c->window = (uint32_t)window;
-    c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(tree, c->window)));
-    c->lanes = config && config->pipeline_depth ? config->pipeline_depth : HM_LANES;
-    if (c->lanes > HM_LANES)
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "pipeline depth %" PRIu32 ": use 1 to %d", c->lanes, HM_LANES);
-    c->stream = config ? (cudaStream_t)config->stream : 0;
-    c->async = config && config->async && c->device_memory;
+    c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(c->window, tree->kr.n_leaves)));
+    c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
+    c->stream = (cudaStream_t)config->stream;
+    c->workspace = config->workspace;
+    c->workspace_bytes = config->workspace_bytes;
+    c->threads = config->threads;
     return HARMONIA_OK;
 }
 
 /* --- one window ------------------------------------------------------------------------------- */
 
-/* Searches n queries whose device arrays are d_in, writing device results to d_out;
- * position_base is the window's first query in the whole call. With PSA: partition (psa/), search
- * of the partitioned keys into the lane's slot-order buffers (ntg/), restore into d_out (psa/);
- * unordered lookups take the slot order as it is, with each slot's position. */
-static cudaError_t run_window(const hm_gpu *g, const hm_call *c, hm_lane *lane, void *const *d_in, void *const *d_out,
-                              uint32_t n, uint64_t position_base)
+/* Searches n queries whose device arrays are d_in, writing device results to d_out, on stream;
+ * position_base is the window's first query in the whole call. With PSA (scratch: the window's):
+ * partition (psa/), search of the partitioned keys into the scratch's slot-order buffers (ntg/),
+ * restore into d_out (psa/); unordered lookups take the slot order as it is, with each slot's
+ * position. */
+static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const psa_scratch *scratch,
+                              void *const *d_in, void *const *d_out, uint32_t n, uint64_t position_base)
 {
     const ntg_view *v = &g->view;
+    assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
     if (c->psa) {
         psa_partitioned part;
-        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered, lane->psa_workspace,
-                                      lane->psa_workspace_bytes, &part, lane->stream);
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered, scratch->workspace,
+                                      scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
         const bool lower_bound = c->op == OP_LOWER_BOUND;
         if (c->unordered)
             return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, part.in_span,
                                                  d_out[0], NULL, (uint8_t *)d_out[1], part.positions,
-                                                 part.outside_positions, (uint64_t *)d_out[2], position_base,
-                                                 lane->stream);
+                                                 part.outside_positions, (uint64_t *)d_out[2], position_base, stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found */
         void *values_out = lower_bound ? d_out[1] : d_out[0];
         void *keys_out = lower_bound ? d_out[0] : NULL;
         uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
         e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
-                                          values_out ? lane->d_slot_values : NULL, keys_out ? lane->d_slot_keys : NULL,
-                                          lane->d_slot_found, NULL, NULL, NULL, 0, lane->stream);
+                                          values_out ? scratch->slot_values : NULL,
+                                          keys_out ? scratch->slot_keys : NULL, scratch->slot_found, NULL, NULL, NULL,
+                                          0, stream);
         /* queries below the smallest key: a lower bound finds it */
         const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
         if (e == cudaSuccess)
-            e = psa_restore(v->key_bits, &part, lane->d_slot_values, keys_out ? lane->d_slot_keys : NULL,
-                            lane->d_slot_found, values_out, keys_out, found_out, &below, lane->stream);
+            e = psa_restore(v->key_bits, &part, scratch->slot_values, keys_out ? scratch->slot_keys : NULL,
+                            scratch->slot_found, values_out, keys_out, found_out, &below, stream);
         return e;
     }
     switch (c->op) {
     case OP_LOOKUP:
         return ntg_launch_lookup(v, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1],
-                                 c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, lane->stream);
+                                 c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, stream);
     case OP_LOWER_BOUND:
-        return ntg_launch_lower_bound(v, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1],
-                                      (uint8_t *)d_out[2], lane->stream);
+        return ntg_launch_lower_bound(v, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1], (uint8_t *)d_out[2],
+                                      stream);
     default:
-        return ntg_launch_range_count(v, c->group_size, d_in[0], d_in[1], n, (uint64_t *)d_out[0], lane->stream);
+        return ntg_launch_range_count(v, c->group_size, d_in[0], d_in[1], n, (uint64_t *)d_out[0], stream);
     }
 }
 
-/* The PSA scratch of device-array windows, with the window cut until it takes at most half the
- * free GPU memory; PSA is left out (auto) or the call fails (on) when even 2^20 queries do not fit. */
+/* The PSA scratch of device-array windows from the tree: the window cut until it takes at most
+ * 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory; PSA is left out (auto) or the call fails (on)
+ * when even PSA_MIN_DEVICE_WINDOW queries do not fit. */
 static harmonia_status prepare_device_psa(harmonia_tree *tree, hm_call *c)
 {
-    const size_t kb = tree->kr.key_bits / 8;
     size_t free_bytes = 0, total = 0;
     HM_CUDA(tree, cudaMemGetInfo(&free_bytes, &total));
-    free_bytes += tree->gpu->work_bytes; /* the lanes' own buffers may be given back */
+    free_bytes += tree->gpu->lane_bytes; /* the lanes' own buffers may be given back */
     for (;;) {
-        size_t ws = 0;
-        HM_CUDA(tree, psa_workspace_bytes(tree->kr.key_bits, c->window, NULL, &ws));
-        if (ws + (size_t)c->window * (2 * kb + 1) <= free_bytes / 2 || c->window <= (1u << 20))
+        size_t bytes = 0;
+        HM_CUDA(tree, psa_scratch_bytes(tree->kr.key_bits, c->window, &bytes));
+        if (bytes <= free_bytes / PSA_DEVICE_MEMORY_SHARE || c->window <= PSA_MIN_DEVICE_WINDOW)
             break;
         c->window /= 2;
     }
@@ -215,32 +232,68 @@ static harmonia_status prepare_device_psa(harmonia_tree *tree, hm_call *c)
     return st;
 }
 
-/* --- device arrays: in place, forked from and joined back to the caller's stream ---------------- */
+/* The window of PSA windows in the caller's workspace: the largest (halving from c->window) whose
+ * scratch fits. PSA is left out (auto) or the call fails (on) when not even PSA_MIN_WINDOW fits. */
+static harmonia_status fit_workspace(harmonia_tree *tree, hm_call *c)
+{
+    for (;;) {
+        size_t bytes = 0;
+        HM_CUDA(tree, psa_scratch_bytes(tree->kr.key_bits, c->window, &bytes));
+        if (bytes <= c->workspace_bytes)
+            return HARMONIA_OK;
+        if (c->window <= PSA_MIN_WINDOW)
+            break;
+        c->window /= 2;
+    }
+    if (c->psa_option < 0) {
+        c->psa = false;
+        return HARMONIA_OK;
+    }
+    size_t needed = 0;
+    HM_CUDA(tree, psa_scratch_bytes(tree->kr.key_bits, PSA_MIN_WINDOW, &needed));
+    return hm_fail(tree, HARMONIA_ERR_INVALID,
+                   "%s: the workspace of %zu bytes is too small for PSA (at least %zu bytes; "
+                   "harmonia_query_workspace_bytes says how much a call needs)",
+                   c->name, c->workspace_bytes, needed);
+}
 
+/* The device arrays of the call's window from query `start` on (NULL where the call has none), and
+ * its queries. */
+static uint32_t window_arrays(const hm_call *c, uint64_t start, uint32_t window, void **d_in, void **d_out)
+{
+    for (int k = 0; k < HM_LANE_IN; k++)
+        d_in[k] = k < c->n_in ? (char *)c->in[k] + start * c->in_elem[k] : NULL;
+    for (int k = 0; k < HM_LANE_OUT; k++)
+        d_out[k] = c->out[k] ? (char *)c->out[k] + start * c->out_elem[k] : NULL;
+    return (uint32_t)(c->count - start < window ? c->count - start : window);
+}
+
+/* --- device arrays: in place, queued on the caller's stream ---------------------------------------
+ * Called with the tree locked; queues the call's work on c->stream (forking to the tree's lanes and
+ * joining back when the tree's scratch serves PSA windows) and returns without waiting. On an error
+ * it waits for the streams involved, so that nothing goes on writing the caller's arrays. */
 static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
 {
     hm_gpu *g = tree->gpu;
     harmonia_status st = HARMONIA_OK;
     if (c->psa)
-        st = prepare_device_psa(tree, c);
+        st = c->workspace ? fit_workspace(tree, c) : prepare_device_psa(tree, c);
     if (st == HARMONIA_OK && c->psa)
-        st = hm_gpu_prepare_table(tree, &c->plan, c->stream);
+        st = hm_gpu_prepare_table(tree, &c->plan);
     if (st != HARMONIA_OK)
         return st;
-    if (!c->psa && c->count <= (1u << 30)) {
-        /* no partition: one launch on the caller's stream, nothing else (small batches pay no
-         * pipeline bookkeeping) */
-        hm_lane direct;
-        memset(&direct, 0, sizeof direct);
-        direct.stream = c->stream;
-        void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
-        for (int k = 0; k < c->n_in; k++)
-            d_in[k] = (void *)c->in[k];
-        for (int k = 0; k < HM_LANE_OUT; k++)
-            d_out[k] = c->out[k];
-        cudaError_t e = run_window(g, c, &direct, d_in, d_out, (uint32_t)c->count, 0);
-        if (e == cudaSuccess && !c->async)
-            e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = hm_gpu_wait_ready(g, c->stream); /* a new table or scratch, queued on the tree's stream */
+    if (e == cudaSuccess && ((!c->psa && c->count <= (1u << 30)) || (c->psa && c->workspace))) {
+        /* on the caller's stream alone: one launch (no partition: small batches pay no pipeline
+         * bookkeeping), or the PSA windows one after another in the caller's workspace */
+        const uint32_t window = c->psa ? c->window : (uint32_t)c->count;
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(c->workspace, tree->kr.key_bits, window)
+                                           : psa_scratch{};
+        for (uint64_t start = 0; start < c->count && e == cudaSuccess; start += window) {
+            void *d_in[HM_LANE_IN], *d_out[HM_LANE_OUT];
+            const uint32_t n = window_arrays(c, start, window, d_in, d_out);
+            e = run_window(g, c, c->stream, &scratch, d_in, d_out, n, start);
+        }
         if (e != cudaSuccess) {
             cudaStreamSynchronize(c->stream);
             return hm_gpu_fail(tree, e, "the device-array query");
@@ -253,33 +306,30 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     const uint64_t windows = (c->count + window - 1) / window;
     /* PSA windows run one after another on one lane: their scratch is large */
     const uint32_t lanes = c->psa ? 1 : windows < c->lanes ? (uint32_t)windows : c->lanes;
-    st = hm_gpu_prepare_lanes(tree, c->psa ? window : 1024, false, false, lanes);
+    st = hm_gpu_prepare_lanes(tree, c->psa ? window : PSA_MIN_WINDOW, false, false, lanes);
     if (st != HARMONIA_OK)
         return st;
     if (!g->fork)
         HM_CUDA(tree, cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming));
-    cudaError_t e = cudaEventRecord(g->fork, c->stream);
+    e = hm_gpu_wait_ready(g, c->stream); /* the lanes' buffers too, through the fork */
+    if (e == cudaSuccess)
+        e = cudaEventRecord(g->fork, c->stream);
     for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++)
         e = cudaStreamWaitEvent(g->lanes[i].stream, g->fork, 0);
     for (uint64_t w = 0; w < windows && e == cudaSuccess; w++) {
         hm_lane *lane = &g->lanes[w % lanes];
-        uint64_t start = w * window;
-        uint32_t n = (uint32_t)(c->count - start < window ? c->count - start : window);
-        void *d_in[HM_LANE_IN] = {0}, *d_out[HM_LANE_OUT] = {0};
-        for (int k = 0; k < c->n_in; k++)
-            d_in[k] = (char *)c->in[k] + start * c->in_elem[k];
-        for (int k = 0; k < HM_LANE_OUT; k++)
-            if (c->out[k])
-                d_out[k] = (char *)c->out[k] + start * c->out_elem[k];
-        e = run_window(g, c, lane, d_in, d_out, n, start);
+        const uint64_t start = w * window;
+        void *d_in[HM_LANE_IN], *d_out[HM_LANE_OUT];
+        const uint32_t n = window_arrays(c, start, window, d_in, d_out);
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
+                                           : psa_scratch{};
+        e = run_window(g, c, lane->stream, &scratch, d_in, d_out, n, start);
     }
     for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++) {
         e = cudaEventRecord(g->lanes[i].done, g->lanes[i].stream);
         if (e == cudaSuccess)
             e = cudaStreamWaitEvent(c->stream, g->lanes[i].done, 0);
     }
-    if (e == cudaSuccess && !c->async)
-        e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) {
         /* nothing may go on writing the caller's arrays after the error is returned */
         for (uint32_t i = 0; i < lanes; i++)
@@ -292,15 +342,16 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
 
 /* --- host arrays: streamed through pinned staging over the lanes -------------------------------- */
 
-static void parallel_copy(void *dst, const void *src, size_t bytes)
+static void parallel_copy(void *dst, const void *src, size_t bytes, int threads)
 {
-    const size_t chunk = 1u << 20;
-    if (bytes < 4 * chunk) {
+    const size_t chunk = HM_PARALLEL_COPY_CHUNK;
+    if (bytes < HM_PARALLEL_COPY_MIN) {
         memcpy(dst, src, bytes);
         return;
     }
     const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static)
+    const int team = kr_resolve_threads(threads);
+#pragma omp parallel for schedule(static) num_threads(team)
     for (int64_t i = 0; i < chunks; i++) {
         size_t off = (size_t)i * chunk;
         memcpy((char *)dst + off, (const char *)src + off, bytes - off < chunk ? bytes - off : chunk);
@@ -317,10 +368,12 @@ static harmonia_status finish_lane_window(harmonia_tree *tree, const hm_call *c,
     for (int k = 0; k < HM_LANE_OUT; k++)
         if (c->out[k] && !pinned_out[k])
             parallel_copy((char *)c->out[k] + lane->pending_start * c->out_elem[k], lane->h_out[k],
-                          lane->pending_count * c->out_elem[k]);
+                          lane->pending_count * c->out_elem[k], c->threads);
     return HARMONIA_OK;
 }
 
+/* Called with the tree locked, for the whole call: the lanes' staging is the tree's. Returns with
+ * the results in place. */
 static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
 {
     hm_gpu *g = tree->gpu;
@@ -328,21 +381,21 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
     const uint64_t windows = (c->count + window - 1) / window;
     const uint32_t lanes = windows < c->lanes ? (uint32_t)windows : c->lanes;
     harmonia_status st = hm_gpu_prepare_lanes(tree, window, true, c->psa, lanes);
-    if (st == HARMONIA_OK && c->psa) { /* built once per tree version and plan; the lanes wait for it */
-        st = hm_gpu_prepare_table(tree, &c->plan, g->lanes[0].stream);
-        if (st == HARMONIA_OK && cudaStreamSynchronize(g->lanes[0].stream) != cudaSuccess)
-            st = hm_gpu_fail(tree, cudaGetLastError(), "building the PSA bucket table");
-    }
+    if (st == HARMONIA_OK && c->psa) /* built once per tree version and plan on the tree's stream */
+        st = hm_gpu_prepare_table(tree, &c->plan);
     if (st != HARMONIA_OK)
         return st;
+    cudaError_t e = cudaSuccess;
+    for (uint32_t i = 0; i < lanes && e == cudaSuccess; i++) /* the lanes wait for the tree's stream */
+        e = hm_gpu_wait_ready(g, g->lanes[i].stream);
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "the host-array query pipeline");
     /* arrays the caller pinned are copied to and from directly */
     bool pinned_in[HM_LANE_IN] = {0}, pinned_out[HM_LANE_OUT] = {0};
     for (int k = 0; k < c->n_in; k++)
         pinned_in[k] = is_pinned_host_pointer(c->in[k]);
     for (int k = 0; k < HM_LANE_OUT; k++)
         pinned_out[k] = c->out[k] && is_pinned_host_pointer(c->out[k]);
-    st = HARMONIA_OK;
-    cudaError_t e = cudaSuccess;
     for (uint64_t w = 0; w < windows && st == HARMONIA_OK && e == cudaSuccess; w++) {
         hm_lane *lane = &g->lanes[w % lanes];
         st = finish_lane_window(tree, c, lane, pinned_out);
@@ -353,13 +406,15 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
         for (int k = 0; k < c->n_in && e == cudaSuccess; k++) {
             const void *src = (const char *)c->in[k] + start * c->in_elem[k];
             if (!pinned_in[k]) {
-                parallel_copy(lane->h_in[k], src, n * c->in_elem[k]);
+                parallel_copy(lane->h_in[k], src, n * c->in_elem[k], c->threads);
                 src = lane->h_in[k];
             }
             e = cudaMemcpyAsync(lane->d_in[k], src, n * c->in_elem[k], cudaMemcpyHostToDevice, lane->stream);
         }
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
+                                           : psa_scratch{};
         if (e == cudaSuccess)
-            e = run_window(g, c, lane, lane->d_in, lane->d_out, n, start);
+            e = run_window(g, c, lane->stream, &scratch, lane->d_in, lane->d_out, n, start);
         for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++) {
             if (!c->out[k])
                 continue;
@@ -399,21 +454,43 @@ static harmonia_status check_config(harmonia_tree *tree, const harmonia_query_co
     harmonia_status st = choose_group_size(tree, config, &g);
     if (st != HARMONIA_OK)
         return st;
-    if (config && (unsigned)config->memory > HARMONIA_MEMORY_DEVICE)
+    if ((unsigned)config->memory > HARMONIA_MEMORY_DEVICE)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown memory kind %d", (int)config->memory);
-    if (config && config->pipeline_depth > HM_LANES)
+    if (config->pipeline_depth > HM_LANES)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "pipeline depth %" PRIu32 ": use 1 to %d",
                        config->pipeline_depth, HM_LANES);
+    if (config->workspace && config->workspace_bytes == 0)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "a workspace of 0 bytes: give its size, or no workspace");
     return HARMONIA_OK;
 }
 
-/* Every result array must live where the queries do. */
+/* Every further array of a call must live where its queries do. */
 static harmonia_status check_array(harmonia_tree *tree, const hm_call *c, const void *array, const char *name)
 {
-    if (array && c->count > 0 && is_device_pointer(array) != c->device_memory)
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "the ranges are in %s memory but %s is not",
-                       c->device_memory ? "device" : "host", name);
+    if (array && c->count > 0 && (device_residency(array, tree->gpu->device) == 1) != c->device_memory)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: the ranges are in %s memory but %s is not", c->name,
+                       c->device_memory ? "the tree's device" : "host", name);
     return HARMONIA_OK;
+}
+
+/* After a device-array call is queued: the tree's stream waits for it, the lock is given back, and
+ * a synchronous call waits for its stream (alone). */
+static harmonia_status finish_device_call(harmonia_tree *tree, hm_call *c, hm_device_scope *scope,
+                                          harmonia_status st)
+{
+    if (st == HARMONIA_OK && c->count > 0) {
+        cudaError_t e = hm_gpu_order_after(tree->gpu, c->stream);
+        if (e != cudaSuccess)
+            st = hm_gpu_fail(tree, e, "ordering the tree's stream after the call");
+    }
+    pthread_mutex_unlock(&tree->gpu_lock);
+    if (st == HARMONIA_OK && !c->async && c->count > 0) {
+        cudaError_t e = cudaStreamSynchronize(c->stream);
+        if (e != cudaSuccess)
+            st = hm_gpu_fail(tree, e, c->name);
+    }
+    hm_device_leave(scope);
+    return st;
 }
 
 static harmonia_status run_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
@@ -421,25 +498,33 @@ static harmonia_status run_call(harmonia_tree *tree, const harmonia_query_config
     harmonia_status st = check_config(tree, config);
     if (st != HARMONIA_OK)
         return st;
-    st = hm_gpu_enter(tree);
+    hm_device_scope scope;
+    st = hm_gpu_enter(tree, &scope);
     if (st != HARMONIA_OK)
         return st;
     st = setup_call(tree, config, c);
+    if (st == HARMONIA_OK && c->device_memory) {
+        if (c->count > 0)
+            st = run_device(tree, c);
+        return finish_device_call(tree, c, &scope, st);
+    }
     if (st == HARMONIA_OK && c->count > 0)
-        st = c->device_memory ? run_device(tree, c) : run_host(tree, c);
-    hm_gpu_leave();
+        st = run_host(tree, c);
+    hm_gpu_leave(tree, &scope);
     return st;
 }
 
 /* --- the operations ----------------------------------------------------------------------------- */
 
-extern "C" harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config,
+extern "C" harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                          const void *queries, uint64_t count, void *values_out,
                                          uint8_t *found_out, uint64_t *positions_out)
 {
     const size_t kb = tree->kr.key_bits / 8;
     hm_call c;
     memset(&c, 0, sizeof c);
+    c.name = positions_out ? (async ? "harmonia_lookup_unordered_async" : "harmonia_lookup_unordered")
+                           : (async ? "harmonia_lookup_async" : "harmonia_lookup");
     c.op = OP_LOOKUP;
     c.in[0] = queries;
     c.in_elem[0] = kb;
@@ -452,16 +537,18 @@ extern "C" harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_que
     c.out_elem[2] = sizeof(uint64_t);
     c.unordered = positions_out != NULL;
     c.count = count;
+    c.async = async;
     return run_call(tree, config, &c);
 }
 
-extern "C" harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
+extern "C" harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                               const void *queries, uint64_t count, void *keys_out,
                                               void *values_out, uint8_t *found_out)
 {
     const size_t kb = tree->kr.key_bits / 8;
     hm_call c;
     memset(&c, 0, sizeof c);
+    c.name = async ? "harmonia_lower_bound_async" : "harmonia_lower_bound";
     c.op = OP_LOWER_BOUND;
     c.in[0] = queries;
     c.in_elem[0] = kb;
@@ -473,16 +560,18 @@ extern "C" harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmoni
     c.out[2] = found_out;
     c.out_elem[2] = 1;
     c.count = count;
+    c.async = async;
     return run_call(tree, config, &c);
 }
 
-extern "C" harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config,
+extern "C" harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                               const void *lo, const void *hi, uint64_t count,
                                               uint64_t *counts_out)
 {
     const size_t kb = tree->kr.key_bits / 8;
     hm_call c;
     memset(&c, 0, sizeof c);
+    c.name = async ? "harmonia_range_count_async" : "harmonia_range_count";
     c.op = OP_RANGE_COUNT;
     c.in[0] = lo;
     c.in[1] = hi;
@@ -491,22 +580,71 @@ extern "C" harmonia_status hm_gpu_range_count(harmonia_tree *tree, const harmoni
     c.out[0] = counts_out;
     c.out_elem[0] = sizeof(uint64_t);
     c.count = count;
+    c.async = async;
     return run_call(tree, config, &c);
 }
 
-extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config,
+/* Range offsets on device arrays: counts into scratch with a trailing zero, then CUB's exclusive
+ * scan into offsets, on the caller's stream. The scratch is the caller's workspace or the tree's,
+ * whose users on any stream are ordered among themselves by the event scan_done. */
+static harmonia_status offsets_on_device(harmonia_tree *tree, hm_call *c, const void *lo, const void *hi,
+                                         uint64_t *offsets)
+{
+    hm_gpu *g = tree->gpu;
+    size_t bytes = 0, scan_bytes = 0;
+    HM_CUDA(tree, hm_scan_scratch_bytes(c->count, &bytes, &scan_bytes));
+    void *block = c->workspace;
+    if (block && c->workspace_bytes < bytes)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "%s: the workspace of %zu bytes is too small for the offsets of %" PRIu64 " ranges (%zu bytes; "
+                       "harmonia_query_workspace_bytes says how much)", c->name, c->workspace_bytes, c->count, bytes);
+    if (!block) {
+        harmonia_status st = hm_gpu_prepare_scan(tree, c->count);
+        if (st != HARMONIA_OK)
+            return st;
+        block = g->scan_scratch;
+    }
+    uint64_t *counts = (uint64_t *)(((uintptr_t)block + 255) & ~(uintptr_t)255);
+    void *scan = (char *)counts + (((c->count + 1) * sizeof(uint64_t) + 255) & ~(size_t)255);
+    cudaError_t e = hm_gpu_wait_ready(g, c->stream);
+    /* the tree's scratch: after its previous user on any stream (the event is re-recorded below) */
+    if (e == cudaSuccess && !c->workspace && g->scan_used)
+        e = cudaStreamWaitEvent(c->stream, g->scan_done, 0);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(counts + c->count, 0, sizeof(uint64_t), c->stream);
+    if (e == cudaSuccess)
+        e = ntg_launch_range_count(&g->view, c->group_size, lo, hi, c->count, counts, c->stream);
+    if (e == cudaSuccess)
+        e = psa_exclusive_scan(scan, scan_bytes, counts, offsets, c->count, c->stream);
+    if (e == cudaSuccess && !c->workspace) {
+        if (!g->scan_done)
+            e = cudaEventCreateWithFlags(&g->scan_done, cudaEventDisableTiming);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(g->scan_done, c->stream);
+        g->scan_used = e == cudaSuccess;
+    }
+    if (e != cudaSuccess) {
+        cudaStreamSynchronize(c->stream);
+        return hm_gpu_fail(tree, e, "range offsets on device arrays");
+    }
+    return HARMONIA_OK;
+}
+
+extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                                 const void *lo, const void *hi, uint64_t count,
                                                 uint64_t *offsets)
 {
     harmonia_status st = check_config(tree, config);
     if (st != HARMONIA_OK)
         return st;
-    st = hm_gpu_enter(tree);
+    hm_device_scope scope;
+    st = hm_gpu_enter(tree, &scope);
     if (st != HARMONIA_OK)
         return st;
     const size_t kb = tree->kr.key_bits / 8;
     hm_call c;
     memset(&c, 0, sizeof c);
+    c.name = async ? "harmonia_range_collect_async" : "harmonia_range_collect";
     c.op = OP_RANGE_COUNT;
     c.in[0] = lo;
     c.in[1] = hi;
@@ -514,49 +652,26 @@ extern "C" harmonia_status hm_gpu_range_offsets(harmonia_tree *tree, const harmo
     c.n_in = 2;
     c.out_elem[0] = sizeof(uint64_t);
     c.count = count;
+    c.async = async;
     st = setup_call(tree, config, &c);
     if (st == HARMONIA_OK)
         st = check_array(tree, &c, offsets, "offsets");
     if (st == HARMONIA_OK && c.device_memory) {
-        /* counts into a scratch array with a trailing zero, then CUB's exclusive scan into offsets;
-         * the scratch is kept with the device copy and grows as needed */
-        hm_gpu *g = tree->gpu;
-        cudaError_t e = cudaSuccess;
-        if (g->scan_capacity < count + 1) {
-            cudaFree(g->scan_counts);
-            cudaFree(g->scan_temp);
-            g->scan_counts = NULL;
-            g->scan_temp = NULL;
-            g->scan_capacity = 0;
-            e = cudaMalloc((void **)&g->scan_counts, (count + 1) * sizeof(uint64_t));
-            if (e == cudaSuccess)
-                e = psa_scan_temp_bytes(count, &g->scan_temp_bytes);
-            if (e == cudaSuccess)
-                e = cudaMalloc(&g->scan_temp, g->scan_temp_bytes);
-            if (e == cudaSuccess)
-                g->scan_capacity = count + 1;
-        }
-        if (e == cudaSuccess)
-            e = cudaMemsetAsync(g->scan_counts + count, 0, sizeof(uint64_t), c.stream);
-        if (e == cudaSuccess)
-            e = ntg_launch_range_count(&g->view, c.group_size, lo, hi, count, g->scan_counts, c.stream);
-        if (e == cudaSuccess)
-            e = psa_exclusive_scan(g->scan_temp, g->scan_temp_bytes, g->scan_counts, offsets, count, c.stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(c.stream);
-        if (e != cudaSuccess)
-            st = hm_gpu_fail(tree, e, "range offsets on device arrays");
-    } else if (st == HARMONIA_OK) {
+        st = offsets_on_device(tree, &c, lo, hi, offsets);
+        c.count = c.count ? c.count : 1; /* count 0 still wrote offsets[0]: wait for it when synchronous */
+        return finish_device_call(tree, &c, &scope, st);
+    }
+    if (st == HARMONIA_OK) {
         /* host arrays: counts streamed into offsets[1 ..], then a parallel scan on the host */
         c.out[0] = offsets + 1;
         if (count > 0)
             st = run_host(tree, &c);
         if (st == HARMONIA_OK) {
             offsets[0] = 0;
-            kr_inclusive_scan(offsets + 1, count);
+            kr_inclusive_scan(offsets + 1, count, config->threads);
         }
     }
-    hm_gpu_leave();
+    hm_gpu_leave(tree, &scope);
     return st;
 }
 
@@ -576,18 +691,18 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
      * (d_in[0], d_in[1], d_out[2]); sized by the pairs and the ranges, whichever is larger */
     const uint64_t total = offsets[c->count] - offsets[0];
     uint64_t window = total > c->count + 1 ? total : c->count + 1;
-    if (window < 1024)
-        window = 1024;
-    if (window > (1u << 24))
-        window = 1u << 24;
+    if (window < PSA_MIN_WINDOW)
+        window = PSA_MIN_WINDOW;
+    if (window > HM_COLLECT_MAX_PAIRS)
+        window = HM_COLLECT_MAX_PAIRS;
     harmonia_status st = hm_gpu_prepare_lanes(tree, (uint32_t)window, true, false, 1);
     if (st != HARMONIA_OK)
         return st;
     hm_lane *lane = &g->lanes[0];
+    HM_CUDA(tree, hm_gpu_wait_ready(g, lane->stream));
     const uint64_t budget = window;
     const uint64_t max_pieces = window - 1;
-    /* long ranges are cut into pieces of at most this many pairs, each copied by its own warp */
-    const uint64_t max_piece_pairs = 4096;
+    const uint64_t max_piece_pairs = HM_COLLECT_PIECE_PAIRS;
     char *h_lo = (char *)lane->h_in[0];
     uint64_t *h_skip = (uint64_t *)lane->h_in[1];
     uint64_t *h_offsets = (uint64_t *)lane->h_out[2];
@@ -638,26 +753,36 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
         if (e != cudaSuccess)
             return hm_gpu_fail(tree, e, "range collect on host arrays");
         if (keys_out)
-            parallel_copy((char *)keys_out + chunk_start * kb, lane->h_out[0], pairs * kb);
+            parallel_copy((char *)keys_out + chunk_start * kb, lane->h_out[0], pairs * kb, c->threads);
         if (values_out)
-            parallel_copy((char *)values_out + chunk_start * kb, lane->h_out[1], pairs * kb);
+            parallel_copy((char *)values_out + chunk_start * kb, lane->h_out[1], pairs * kb, c->threads);
     }
     return HARMONIA_OK;
 }
 
-extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+/* G of a collect from the ranges' mean length (ntg_policy.h), at most the fanout. */
+static uint32_t collect_group_size(const harmonia_tree *tree, uint64_t first, uint64_t total, uint64_t count,
+                                   uint32_t group_size)
+{
+    const uint32_t g = ntg_collect_group_size(total >= first ? (double)(total - first) / count : 0, group_size);
+    return g <= tree->kr.fanout ? g : tree->kr.fanout < 32 ? tree->kr.fanout : 32;
+}
+
+extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                                 const void *lo, uint64_t count, const uint64_t *offsets,
                                                 void *keys_out, void *values_out)
 {
     harmonia_status st = check_config(tree, config);
     if (st != HARMONIA_OK)
         return st;
-    st = hm_gpu_enter(tree);
+    hm_device_scope scope;
+    st = hm_gpu_enter(tree, &scope);
     if (st != HARMONIA_OK)
         return st;
     const size_t kb = tree->kr.key_bits / 8;
     hm_call c;
     memset(&c, 0, sizeof c);
+    c.name = async ? "harmonia_range_collect_async" : "harmonia_range_collect";
     c.op = OP_RANGE_COUNT;
     c.in[0] = lo;
     c.in_elem[0] = kb;
@@ -665,6 +790,7 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
     c.out[0] = keys_out ? keys_out : values_out;
     c.out_elem[0] = kb;
     c.count = count;
+    c.async = async;
     st = setup_call(tree, config, &c);
     if (st == HARMONIA_OK)
         st = check_array(tree, &c, offsets, "offsets");
@@ -672,36 +798,124 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
         st = check_array(tree, &c, keys_out, "keys_out");
     if (st == HARMONIA_OK)
         st = check_array(tree, &c, values_out, "values_out");
-    if (st == HARMONIA_OK && count > 0 && !(config && config->group_size)) {
-        /* G from the ranges' mean length (ntg_policy.h), at most the fanout */
-        uint64_t first = 0, total = 0;
-        if (c.device_memory) {
-            cudaError_t e = cudaMemcpyAsync(&first, offsets, 8, cudaMemcpyDeviceToHost, c.stream);
-            if (e == cudaSuccess)
-                e = cudaMemcpyAsync(&total, offsets + count, 8, cudaMemcpyDeviceToHost, c.stream);
-            if (e == cudaSuccess)
-                e = cudaStreamSynchronize(c.stream);
-            if (e != cudaSuccess)
-                st = hm_gpu_fail(tree, e, "reading the range offsets");
-        } else {
-            first = offsets[0];
-            total = offsets[count];
-        }
-        const uint32_t g = ntg_collect_group_size(total >= first ? (double)(total - first) / count : 0, c.group_size);
-        c.group_size = g <= tree->kr.fanout ? g : tree->kr.fanout < 32 ? tree->kr.fanout : 32;
+    if (st != HARMONIA_OK || count == 0) {
+        hm_gpu_leave(tree, &scope);
+        return st;
     }
-    if (st == HARMONIA_OK && count > 0) {
-        if (c.device_memory) {
-            cudaError_t e = ntg_launch_range_collect(&tree->gpu->view, c.group_size, lo, NULL, count, offsets, 0,
-                                                     keys_out, values_out, c.stream);
-            if (e == cudaSuccess && !c.async)
-                e = cudaStreamSynchronize(c.stream);
-            if (e != cudaSuccess)
-                st = hm_gpu_fail(tree, e, "range collect on device arrays");
+    if (!c.device_memory) {
+        if (!config->group_size)
+            c.group_size = collect_group_size(tree, offsets[0], offsets[count], count, c.group_size);
+        st = collect_host(tree, &c, lo, offsets, keys_out, values_out);
+        hm_gpu_leave(tree, &scope);
+        return st;
+    }
+    if (!config->group_size && !async) {
+        /* G from the ranges' mean length: two words of the offsets, read on the caller's stream
+         * without the tree's lock (the wait is for the caller's work alone) */
+        pthread_mutex_unlock(&tree->gpu_lock);
+        uint64_t ends[2] = {0, 0};
+        cudaError_t e = cudaMemcpyAsync(&ends[0], offsets, 8, cudaMemcpyDeviceToHost, c.stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&ends[1], offsets + count, 8, cudaMemcpyDeviceToHost, c.stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(c.stream);
+        pthread_mutex_lock(&tree->gpu_lock);
+        if (e != cudaSuccess) {
+            st = hm_gpu_fail(tree, e, "reading the range offsets");
+            hm_gpu_leave(tree, &scope);
+            return st;
+        }
+        c.group_size = collect_group_size(tree, ends[0], ends[1], count, c.group_size);
+    }
+    hm_gpu *g = tree->gpu;
+    cudaError_t e = hm_gpu_wait_ready(g, c.stream);
+    if (e == cudaSuccess)
+        e = ntg_launch_range_collect(&g->view, c.group_size, lo, NULL, count, offsets, 0, keys_out, values_out,
+                                     c.stream);
+    if (e != cudaSuccess) {
+        cudaStreamSynchronize(c.stream);
+        st = hm_gpu_fail(tree, e, "range collect on device arrays");
+    }
+    return finish_device_call(tree, &c, &scope, st);
+}
+
+/* --- what a call needs -------------------------------------------------------------------------- */
+
+extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const harmonia_query_config *config,
+                                                  harmonia_query_kind kind, uint64_t count, size_t *device_bytes,
+                                                  size_t *pinned_bytes)
+{
+    *device_bytes = *pinned_bytes = 0;
+    harmonia_status st = check_config(tree, config);
+    if (st != HARMONIA_OK)
+        return st;
+    if (!hm_gpu_usable())
+        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "harmonia_query_workspace_bytes: no usable GPU");
+    /* on the tree's device (its copy's, else its setting or the current one), without making a copy */
+    pthread_mutex_lock(&tree->gpu_lock);
+    int device = 0;
+    uint64_t l2 = 0;
+    cudaError_t e = cudaSuccess;
+    if (tree->gpu) {
+        device = tree->gpu->device;
+        l2 = tree->gpu->l2_bytes;
+    } else if (tree->device != HARMONIA_DEVICE_CURRENT) {
+        device = tree->device;
+    } else {
+        e = cudaGetDevice(&device);
+    }
+    pthread_mutex_unlock(&tree->gpu_lock);
+    hm_device_scope scope;
+    if (e == cudaSuccess)
+        e = hm_device_enter(&scope, device);
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "harmonia_query_workspace_bytes: selecting the tree's device");
+    if (!l2) {
+        int bytes = 0;
+        if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) == cudaSuccess && bytes > 0)
+            l2 = (uint64_t)bytes;
+        cudaGetLastError();
+    }
+    const uint32_t key_bits = tree->kr.key_bits;
+    const bool host = config->memory == HARMONIA_MEMORY_HOST;
+    const bool point = kind == HARMONIA_QUERY_LOOKUP || kind == HARMONIA_QUERY_LOOKUP_UNORDERED ||
+                       kind == HARMONIA_QUERY_LOWER_BOUND;
+    /* the window, as setup_call takes it */
+    uint64_t window = config->psa_window ? config->psa_window
+                      : host            ? psa_default_window(key_bits, l2 ? l2 : 8u << 20)
+                                        : PSA_MAX_WINDOW;
+    if (window > count)
+        window = count;
+    if (window < PSA_MIN_WINDOW)
+        window = PSA_MIN_WINDOW;
+    if (window > PSA_MAX_WINDOW)
+        window = PSA_MAX_WINDOW;
+    const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
+                     (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)));
+    size_t psa_bytes = 0;
+    if (psa)
+        e = psa_scratch_bytes(key_bits, (uint32_t)window, &psa_bytes);
+    if (e == cudaSuccess && host && count > 0) {
+        if (kind == HARMONIA_QUERY_RANGE_COLLECT) { /* one lane, sized by the pairs (unknown here: the most) */
+            *pinned_bytes = (size_t)HM_COLLECT_MAX_PAIRS * 8 * (HM_LANE_IN + HM_LANE_OUT);
+            *device_bytes = *pinned_bytes;
         } else {
-            st = collect_host(tree, &c, lo, offsets, keys_out, values_out);
+            const uint64_t windows = (count + window - 1) / window;
+            const uint32_t depth = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
+            const uint64_t lanes = windows < depth ? windows : depth;
+            *pinned_bytes = (size_t)(lanes * window * 8 * (HM_LANE_IN + HM_LANE_OUT));
+            *device_bytes = *pinned_bytes + (size_t)lanes * psa_bytes;
+        }
+    } else if (e == cudaSuccess && !host) {
+        if (psa) {
+            *device_bytes = psa_bytes;
+        } else if (kind == HARMONIA_QUERY_RANGE_OFFSETS) {
+            size_t scan = 0;
+            e = hm_scan_scratch_bytes(count, device_bytes, &scan);
         }
     }
-    hm_gpu_leave();
-    return st;
+    hm_device_leave(&scope);
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "harmonia_query_workspace_bytes");
+    return HARMONIA_OK;
 }

@@ -1,6 +1,9 @@
-/* gpu_tree.cu — the device copy of a tree: upload (with a memory check that names the bytes needed
- * and free), release, the __constant__ part and which tree owns it, the pipeline lanes and their
- * buffers, and the translation of CUDA errors into status codes. The pipelines are gpu_query.cu. */
+/* gpu_tree.cu — the device copy of a tree: its device scope, its memory (the caller's allocator or
+ * the stream-ordered default), upload (with a memory check that names the bytes needed and free),
+ * the incremental sync after an update, release, the ordering against queries in flight (events,
+ * no device synchronisation), the pipeline lanes and scratch, and the translation of CUDA errors
+ * into status codes. The pipelines are gpu_query.cu. */
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,14 +16,11 @@ extern "C" {
 #include "prefix_sum/prefix_sum.h"
 }
 
-/* One GPU lock per process: the __constant__ array is one per process, so queries of different
- * trees take turns. */
-static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t constant_owner = 0; /* upload_id whose entries __constant__ memory holds */
-static uint64_t next_upload_id = 1;
+/* --- errors ------------------------------------------------------------------------------------ */
 
-harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what)
+extern "C" harmonia_status hm_gpu_fail(harmonia_tree *tree, int cuda_error, const char *what)
 {
+    const cudaError_t e = (cudaError_t)cuda_error;
     cudaGetLastError(); /* clear a non-sticky error so later calls can proceed */
     if (e == cudaErrorMemoryAllocation) {
         size_t free_bytes = 0, total = 0;
@@ -33,114 +33,267 @@ harmonia_status hm_gpu_fail(harmonia_tree *tree, cudaError_t e, const char *what
     return hm_fail(tree, HARMONIA_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(e));
 }
 
-extern "C" bool hm_gpu_usable(void)
+static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
+static bool usable_answer = false; /* written once, under pthread_once */
+
+static void probe_usable(void)
 {
-    static int usable = -1;
-    if (usable < 0) {
-        int count = 0;
-        usable = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-        cudaGetLastError();
-    }
-    return usable == 1;
+    int count = 0;
+    usable_answer = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError();
 }
 
-uint32_t hm_gpu_default_window(uint32_t key_bits)
+extern "C" bool hm_gpu_usable(void)
 {
-    int l2 = 0;
-    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0) != cudaSuccess || l2 <= 0)
-        l2 = 8 << 20;
-    return (uint32_t)psa_default_window(key_bits, (uint64_t)l2);
+    pthread_once(&usable_once, probe_usable);
+    return usable_answer;
+}
+
+/* --- the device scope -------------------------------------------------------------------------- */
+
+cudaError_t hm_device_enter(hm_device_scope *scope, int device)
+{
+    scope->switched = false;
+    cudaError_t e = cudaGetDevice(&scope->saved);
+    if (e == cudaSuccess && scope->saved != device) {
+        e = cudaSetDevice(device);
+        scope->switched = e == cudaSuccess;
+    }
+    return e;
+}
+
+void hm_device_leave(const hm_device_scope *scope)
+{
+    if (scope->switched)
+        cudaSetDevice(scope->saved);
+}
+
+/* The device a tree's copy goes to: its setting, or the caller's current device. */
+static cudaError_t resolve_device(const harmonia_tree *tree, int *device_out)
+{
+    if (tree->device != HARMONIA_DEVICE_CURRENT) {
+        *device_out = tree->device;
+        return cudaSuccess;
+    }
+    return cudaGetDevice(device_out);
+}
+
+/* --- memory ------------------------------------------------------------------------------------ */
+
+cudaError_t hm_gpu_alloc(hm_gpu *g, void **pointer, size_t bytes)
+{
+    *pointer = NULL;
+    if (bytes == 0)
+        bytes = 1;
+    if (g->has_allocator && g->allocator.device_alloc) {
+        *pointer = g->allocator.device_alloc(g->allocator.context, bytes, (void *)g->stream);
+        return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
+    }
+    if (g->stream_ordered)
+        return cudaMallocAsync(pointer, bytes, g->stream);
+    return cudaMalloc(pointer, bytes);
+}
+
+void hm_gpu_free(hm_gpu *g, void *pointer, size_t bytes)
+{
+    if (!pointer)
+        return;
+    if (bytes == 0)
+        bytes = 1;
+    if (g->has_allocator && g->allocator.device_free) {
+        /* the caller's free may be immediate: the work queued on the copy's stream (and through
+         * query_done every query already queued) finishes first */
+        cudaStreamSynchronize(g->stream);
+        g->allocator.device_free(g->allocator.context, pointer, bytes, (void *)g->stream);
+        return;
+    }
+    if (g->stream_ordered) {
+        cudaFreeAsync(pointer, g->stream);
+        return;
+    }
+    cudaStreamSynchronize(g->stream);
+    cudaFree(pointer);
+}
+
+cudaError_t hm_gpu_alloc_pinned(hm_gpu *g, void **pointer, size_t bytes)
+{
+    *pointer = NULL;
+    if (bytes == 0)
+        bytes = 1;
+    if (g->has_allocator && g->allocator.host_alloc) {
+        *pointer = g->allocator.host_alloc(g->allocator.context, bytes);
+        return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
+    }
+    return cudaHostAlloc(pointer, bytes, cudaHostAllocDefault);
+}
+
+void hm_gpu_free_pinned(hm_gpu *g, void *pointer, size_t bytes)
+{
+    if (!pointer)
+        return;
+    if (g->has_allocator && g->allocator.host_free)
+        g->allocator.host_free(g->allocator.context, pointer, bytes ? bytes : 1);
+    else
+        cudaFreeHost(pointer);
+}
+
+cudaError_t hm_gpu_announce(hm_gpu *g)
+{
+    cudaError_t e = cudaEventRecord(g->ready, g->stream);
+    g->ready_done = false;
+    return e;
+}
+
+cudaError_t hm_gpu_wait_ready(hm_gpu *g, cudaStream_t stream)
+{
+    if (g->ready_done)
+        return cudaSuccess;
+    cudaError_t e = cudaEventQuery(g->ready);
+    if (e == cudaSuccess) {
+        g->ready_done = true;
+        return cudaSuccess;
+    }
+    if (e != cudaErrorNotReady)
+        return e;
+    return cudaStreamWaitEvent(stream, g->ready, 0);
+}
+
+cudaError_t hm_gpu_order_after(hm_gpu *g, cudaStream_t stream)
+{
+    cudaError_t e = cudaEventRecord(g->query_done, stream);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(g->stream, g->query_done, 0);
+    return e;
+}
+
+/* --- the lanes and the scratch ------------------------------------------------------------------- */
+
+static size_t align_256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+cudaError_t hm_scan_scratch_bytes(uint64_t count, size_t *bytes_out, size_t *scan_bytes_out)
+{
+    size_t scan = 0;
+    cudaError_t e = psa_scan_temp_bytes(count, &scan);
+    if (e != cudaSuccess)
+        return e;
+    *scan_bytes_out = scan;
+    *bytes_out = 255 + align_256((count + 1) * sizeof(uint64_t)) + align_256(scan);
+    return cudaSuccess;
+}
+
+uint32_t hm_gpu_default_window(const hm_gpu *g, uint32_t key_bits)
+{
+    const uint64_t l2 = g->l2_bytes ? g->l2_bytes : 8u << 20;
+    return (uint32_t)psa_default_window(key_bits, l2);
 }
 
 static void free_lanes(hm_gpu *g)
 {
     for (int i = 0; i < HM_LANES; i++) {
         hm_lane *lane = &g->lanes[i];
-        if (lane->stream)
-            cudaStreamSynchronize(lane->stream);
+        if (lane->stream) { /* the copy's stream frees after the lane's work */
+            if (lane->done && cudaEventRecord(lane->done, lane->stream) == cudaSuccess)
+                cudaStreamWaitEvent(g->stream, lane->done, 0);
+            cudaStreamSynchronize(lane->stream); /* pinned buffers are freed at once */
+        }
+        const size_t bytes = (size_t)g->window * 8;
         for (int k = 0; k < HM_LANE_IN; k++) {
-            cudaFree(lane->d_in[k]);
-            cudaFreeHost(lane->h_in[k]);
+            hm_gpu_free(g, lane->d_in[k], bytes);
+            hm_gpu_free_pinned(g, lane->h_in[k], bytes);
         }
         for (int k = 0; k < HM_LANE_OUT; k++) {
-            cudaFree(lane->d_out[k]);
-            cudaFreeHost(lane->h_out[k]);
+            hm_gpu_free(g, lane->d_out[k], bytes);
+            hm_gpu_free_pinned(g, lane->h_out[k], bytes);
         }
-        cudaFree(lane->psa_workspace);
-        cudaFree(lane->d_slot_values);
-        cudaFree(lane->d_slot_keys);
-        cudaFree(lane->d_slot_found);
+        hm_gpu_free(g, lane->psa_scratch, lane->psa_scratch_bytes);
         if (lane->done)
             cudaEventDestroy(lane->done);
         if (lane->stream)
             cudaStreamDestroy(lane->stream);
         memset(lane, 0, sizeof *lane);
     }
-    cudaFree(g->scan_temp);
-    g->scan_temp = NULL;
-    g->scan_temp_bytes = 0;
-    cudaFree(g->scan_counts);
-    g->scan_counts = NULL;
-    g->scan_capacity = 0;
-    if (g->fork)
-        cudaEventDestroy(g->fork);
-    g->fork = NULL;
     g->window = 0;
     g->lanes_staging = g->lanes_psa = false;
-    g->work_bytes = 0;
+    g->lane_bytes = 0;
+    g->pinned_bytes = 0;
     cudaGetLastError();
 }
 
-static void free_device_copy(hm_gpu *g)
+static void free_scan(hm_gpu *g)
+{
+    hm_gpu_free(g, g->scan_scratch, g->scan_scratch_bytes);
+    g->scan_scratch = NULL;
+    g->scan_scratch_bytes = 0;
+    g->scan_capacity = 0;
+}
+
+/* Everything of a copy, in stream order after the work queued on it; then its stream and events
+ * (destroying a stream with work queued lets that work finish first). wait: return once the frees
+ * are done (the memory is back), which waits for the tree's queries in flight, nothing else. */
+static void free_device_copy(hm_gpu *g, bool wait)
 {
     free_lanes(g);
-    cudaFree(g->d_bucket_table);
+    free_scan(g);
+    hm_gpu_free(g, g->d_bucket_table, g->table_bytes);
     g->d_bucket_table = NULL;
     g->table_valid = false;
-    cudaFree(g->d_keys);
-    cudaFree(g->d_values);
-    cudaFree(g->d_first_child);
-    cudaFree(g->d_leaf_rank);
-    free(g->h_constant);
+    hm_gpu_free(g, g->d_keys, g->key_bytes);
+    hm_gpu_free(g, g->d_values, g->value_bytes);
+    hm_gpu_free(g, g->d_first_child, g->first_child_bytes);
+    hm_gpu_free(g, g->d_leaf_rank, g->rank_bytes);
+    if (wait && g->stream)
+        cudaStreamSynchronize(g->stream);
+    if (g->fork)
+        cudaEventDestroy(g->fork);
+    if (g->scan_done)
+        cudaEventDestroy(g->scan_done);
+    if (g->query_done)
+        cudaEventDestroy(g->query_done);
+    if (g->ready)
+        cudaEventDestroy(g->ready);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
     cudaGetLastError();
+}
+
+/* Releases the copy of a tree whose lock is held (its device current). */
+static void release_locked(harmonia_tree *tree)
+{
+    if (!tree->gpu)
+        return;
+    free_device_copy(tree->gpu, false);
+    free(tree->gpu);
+    tree->gpu = NULL;
 }
 
 extern "C" void hm_gpu_release(harmonia_tree *tree)
 {
-    if (!tree || !tree->gpu)
+    if (!tree)
         return;
-    pthread_mutex_lock(&gpu_lock);
-    free_device_copy(tree->gpu);
-    if (constant_owner == tree->gpu->upload_id)
-        constant_owner = 0;
-    free(tree->gpu);
-    tree->gpu = NULL;
-    pthread_mutex_unlock(&gpu_lock);
+    pthread_mutex_lock(&tree->gpu_lock);
+    if (tree->gpu) {
+        hm_device_scope scope;
+        hm_device_enter(&scope, tree->gpu->device);
+        release_locked(tree);
+        hm_device_leave(&scope);
+    }
+    pthread_mutex_unlock(&tree->gpu_lock);
 }
 
-/* The host copy of the __constant__ part for the tree's cut (hm_constant_entries), made when the
- * device copy has none or a different cut; a changed part is loaded again by hm_gpu_enter. Called
- * under the GPU lock. NO_MEMORY leaves the device copy's part as it was. */
-static harmonia_status set_constant_part(harmonia_tree *tree, hm_gpu *g)
+/* The top cut of the first-child array into the view, for the tree's constant-levels setting
+ * (hm_constant_entries): what every launch passes as parameters. */
+static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
 {
     uint32_t levels = 0;
     const uint32_t entries = (uint32_t)hm_constant_entries(tree, &levels);
-    if (g->h_constant && entries == g->constant_entries)
-        return HARMONIA_OK;
-    uint32_t *part = (uint32_t *)malloc((entries + 1) * sizeof(uint32_t));
-    if (!part)
-        return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory copying the constant part");
-    memcpy(part, tree->kr.first_child, entries * sizeof(uint32_t));
-    free(g->h_constant);
-    g->h_constant = part;
-    g->constant_entries = entries;
-    g->view.constant_entries = entries;
-    if (constant_owner == g->upload_id)
-        constant_owner = 0; /* loaded again by hm_gpu_enter, after the work in flight */
-    return HARMONIA_OK;
+    assert(entries <= PS_TOP_MAX_ENTRIES);
+    if (entries == g->view.top_entries)
+        return;
+    memcpy(g->view.top_first_child, tree->kr.first_child, entries * sizeof(uint32_t));
+    g->view.top_entries = entries;
 }
 
-static harmonia_status upload_locked(harmonia_tree *tree)
+static harmonia_status upload_locked(harmonia_tree *tree, int device)
 {
     if (!hm_gpu_usable())
         return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "no usable GPU: %s",
@@ -150,50 +303,72 @@ static harmonia_status upload_locked(harmonia_tree *tree)
     const uint64_t key_bytes = kr_key_slots(t) * kb, value_bytes = t->n_leaves * t->leaf_size * kb;
     const uint64_t fc_bytes = (t->n_internal + 1) * sizeof(uint32_t);
     const uint64_t rank_bytes = (t->n_leaves + 1) * sizeof(uint64_t);
-    const uint64_t needed = key_bytes + value_bytes + fc_bytes + rank_bytes;
+    const uint64_t needed = hm_device_copy_bytes(t);
+    assert(needed == key_bytes + value_bytes + fc_bytes + rank_bytes);
 
-    /* the old copy goes first: its memory may be what the new one needs */
+    /* the old copy goes first, once the queries it serves are done: its memory may be what the new
+     * one needs (its stream waited for them; this waits for that stream alone) */
     if (tree->gpu) {
-        free_device_copy(tree->gpu);
-        if (constant_owner == tree->gpu->upload_id)
-            constant_owner = 0;
+        free_device_copy(tree->gpu, true);
         free(tree->gpu);
         tree->gpu = NULL;
     }
     size_t free_bytes = 0, total_bytes = 0;
     HM_CUDA(tree, cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (needed > free_bytes) { /* memory a pool holds unused (copies freed in stream order) goes back */
+        cudaMemPool_t pool;
+        if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+            HM_CUDA(tree, cudaMemGetInfo(&free_bytes, &total_bytes));
+        cudaGetLastError();
+    }
     if (needed > free_bytes)
         return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY,
-                       "uploading the tree needs %" PRIu64 " bytes of GPU memory; %zu bytes are free (of %zu)",
-                       needed, free_bytes, total_bytes);
+                       "uploading the tree needs %" PRIu64 " bytes of GPU memory on device %d; %zu bytes are free "
+                       "(of %zu)", needed, device, free_bytes, total_bytes);
     hm_gpu *g = (hm_gpu *)calloc(1, sizeof(hm_gpu));
     if (!g)
         return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory allocating the device copy's handle");
-    cudaError_t e = cudaSuccess;
-    if (e == cudaSuccess) e = cudaMalloc(&g->d_keys, key_bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&g->d_values, value_bytes);
-    if (e == cudaSuccess) e = cudaMalloc((void **)&g->d_first_child, fc_bytes);
-    if (e == cudaSuccess) e = cudaMalloc((void **)&g->d_leaf_rank, rank_bytes);
-    if (e == cudaSuccess) e = cudaMemcpy(g->d_keys, t->keys, key_bytes, cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) e = cudaMemcpy(g->d_values, t->leaf_values, value_bytes, cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) e = cudaMemcpy(g->d_first_child, t->first_child, fc_bytes, cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) e = cudaMemcpy(g->d_leaf_rank, t->leaf_rank, rank_bytes, cudaMemcpyHostToDevice);
+    g->device = device;
+    g->has_allocator = tree->has_allocator;
+    g->allocator = tree->allocator;
+    int pools = 0, l2 = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess)
+        pools = 0;
+    g->stream_ordered = pools != 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) == cudaSuccess && l2 > 0)
+        g->l2_bytes = (uint64_t)l2;
+    g->key_bytes = key_bytes;
+    g->value_bytes = value_bytes;
+    g->first_child_bytes = fc_bytes;
+    g->rank_bytes = rank_bytes;
+    cudaGetLastError();
+    cudaError_t e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->query_done, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->ready, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = hm_gpu_alloc(g, &g->d_keys, key_bytes);
+    if (e == cudaSuccess) e = hm_gpu_alloc(g, &g->d_values, value_bytes);
+    if (e == cudaSuccess) e = hm_gpu_alloc(g, (void **)&g->d_first_child, fc_bytes);
+    if (e == cudaSuccess) e = hm_gpu_alloc(g, (void **)&g->d_leaf_rank, rank_bytes);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(g->d_keys, t->keys, key_bytes, cudaMemcpyHostToDevice, g->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(g->d_values, t->leaf_values, value_bytes, cudaMemcpyHostToDevice, g->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(g->d_first_child, t->first_child, fc_bytes, cudaMemcpyHostToDevice, g->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(g->d_leaf_rank, t->leaf_rank, rank_bytes, cudaMemcpyHostToDevice, g->stream);
+    if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
+        e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess) {
-        free_device_copy(g);
+        cudaGetLastError();
+        free_device_copy(g, true);
         free(g);
-        if (e == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
+        if (e == cudaErrorMemoryAllocation)
             return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY,
-                           "uploading the tree needs %" PRIu64 " bytes of GPU memory; the allocation failed "
-                           "with %zu bytes free", needed, free_bytes);
-        }
+                           "uploading the tree needs %" PRIu64 " bytes of GPU memory on device %d; the allocation "
+                           "failed with %zu bytes free", needed, device, free_bytes);
         return hm_gpu_fail(tree, e, "uploading the tree");
     }
-    if (set_constant_part(tree, g) != HARMONIA_OK) {
-        free_device_copy(g);
-        free(g);
-        return HARMONIA_ERR_NO_MEMORY;
-    }
+    g->ready_done = true; /* nothing is pending on the copy's stream */
     ntg_view *v = &g->view;
     v->keys = g->d_keys;
     v->leaf_values = g->d_values;
@@ -203,15 +378,15 @@ static harmonia_status upload_locked(harmonia_tree *tree)
     v->n_leaves = t->n_leaves;
     v->n_keys = t->n_keys;
     v->leaf_key_base = t->n_internal * t->fanout;
-    v->constant_entries = g->constant_entries;
     v->key_bits = t->key_bits;
     v->fanout = t->fanout;
     v->leaf_size = t->leaf_size;
     v->height = t->height;
     v->max_key_present = kr_max_key_present(t);
+    v->top_entries = UINT32_MAX; /* set_top_cut fills it */
+    set_top_cut(tree, g);
     g->tree_bytes = needed;
     g->version = tree->version;
-    g->upload_id = next_upload_id++;
     uint64_t min_key = 0, max_key = 0, ignored;
     g->min_value = 0;
     if (t->n_keys > 0) {
@@ -223,12 +398,65 @@ static harmonia_status upload_locked(harmonia_tree *tree)
     return HARMONIA_OK;
 }
 
+/* Locks the tree and enters the device of its copy (made if missing): the device a new copy goes
+ * to is resolved first, with the caller's device still current. */
+static harmonia_status lock_and_enter(harmonia_tree *tree, hm_device_scope *scope)
+{
+    pthread_mutex_lock(&tree->gpu_lock);
+    int device = 0;
+    cudaError_t e = tree->gpu ? cudaSuccess : resolve_device(tree, &device);
+    if (tree->gpu)
+        device = tree->gpu->device;
+    if (e == cudaSuccess)
+        e = hm_device_enter(scope, device);
+    if (e != cudaSuccess) {
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return hm_gpu_fail(tree, e, tree->device == HARMONIA_DEVICE_CURRENT ? "selecting the current device"
+                                                                            : "selecting the tree's device");
+    }
+    return HARMONIA_OK;
+}
+
 extern "C" harmonia_status hm_gpu_upload(harmonia_tree *tree)
 {
-    pthread_mutex_lock(&gpu_lock);
-    harmonia_status st = upload_locked(tree);
-    pthread_mutex_unlock(&gpu_lock);
+    hm_device_scope scope;
+    harmonia_status st = lock_and_enter(tree, &scope);
+    if (st != HARMONIA_OK)
+        return st;
+    int device = 0;
+    cudaGetDevice(&device);
+    st = upload_locked(tree, device);
+    hm_device_leave(&scope);
+    pthread_mutex_unlock(&tree->gpu_lock);
     return st;
+}
+
+extern "C" harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out)
+{
+    hm_device_scope scope;
+    harmonia_status st = hm_gpu_enter(tree, &scope);
+    if (st != HARMONIA_OK)
+        return st;
+    *device_out = tree->gpu->device;
+    hm_gpu_leave(tree, &scope);
+    return HARMONIA_OK;
+}
+
+extern "C" uint64_t hm_gpu_l2_bytes(harmonia_tree *tree)
+{
+    if (!hm_gpu_usable())
+        return 0;
+    pthread_mutex_lock(&tree->gpu_lock);
+    uint64_t l2 = tree->gpu ? tree->gpu->l2_bytes : 0;
+    if (!tree->gpu) {
+        int device = 0, bytes = 0;
+        if (resolve_device(tree, &device) == cudaSuccess &&
+            cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) == cudaSuccess && bytes > 0)
+            l2 = (uint64_t)bytes;
+        cudaGetLastError();
+    }
+    pthread_mutex_unlock(&tree->gpu_lock);
+    return l2;
 }
 
 /* The parts of the view that an in-place update batch can change. */
@@ -253,57 +481,68 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirt
 {
     *bytes_out = 0;
     *incremental_out = false;
-    pthread_mutex_lock(&gpu_lock);
-    harmonia_status st = HARMONIA_OK;
+    pthread_mutex_lock(&tree->gpu_lock);
     hm_gpu *g = tree->gpu;
     if (!g) {
-        pthread_mutex_unlock(&gpu_lock);
+        pthread_mutex_unlock(&tree->gpu_lock);
         return HARMONIA_OK;
     }
+    hm_device_scope scope;
+    cudaError_t e = hm_device_enter(&scope, g->device);
+    if (e != cudaSuccess) {
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return hm_gpu_fail(tree, e, "selecting the tree's device");
+    }
+    harmonia_status st = HARMONIA_OK;
     /* incremental only when the copy is exactly one version behind and has the same shape (a batch
      * applied with skip_upload in between, or a changed shape, needs everything again) */
     const bool same_shape = g->view.n_leaves == tree->kr.n_leaves && g->view.n_internal == tree->kr.n_internal;
     if (!dirty_leaves || g->version + 1 != tree->version || !same_shape) {
-        st = upload_locked(tree);
+        st = upload_locked(tree, g->device);
         if (st == HARMONIA_OK)
             *bytes_out = tree->gpu->tree_bytes;
-        pthread_mutex_unlock(&gpu_lock);
+        hm_device_leave(&scope);
+        pthread_mutex_unlock(&tree->gpu_lock);
         return st;
     }
-    /* incremental: queries wait on the lock, so none sees a half-synchronised copy */
+    /* incremental: the copies go on the copy's stream, which waited for every query already queued
+     * on any stream (query_done), so none of them reads a half-written leaf; queries queued after
+     * this call see the new version */
     const kr_tree *t = &tree->kr;
     const size_t kb = t->key_bits / 8, leaf_bytes = (size_t)t->leaf_size * kb;
     const uint64_t leaf_base = kr_leaf_key_offset(t, 0);
-    cudaError_t e = cudaDeviceSynchronize(); /* no query in flight reads what is overwritten */
     uint64_t bytes = 0;
-    /* runs of dirty leaves, bridging gaps of up to SYNC_GAP clean leaves (they are copied unchanged);
-     * with too many runs, one span from the first to the last dirty leaf */
-    const uint64_t SYNC_GAP = 64, SYNC_MAX_RUNS = 1024;
     uint64_t runs = 0;
     for (uint64_t i = 0; i < n_dirty; i++)
-        runs += i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + SYNC_GAP;
+        runs += i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + HM_SYNC_GAP;
     for (uint64_t i = 0; i < n_dirty && e == cudaSuccess;) {
         uint64_t first = dirty_leaves[i], last = first;
-        if (runs > SYNC_MAX_RUNS) {
+        if (runs > HM_SYNC_MAX_RUNS) {
             last = dirty_leaves[n_dirty - 1];
             i = n_dirty;
         } else {
-            while (i + 1 < n_dirty && dirty_leaves[i + 1] <= last + SYNC_GAP)
+            while (i + 1 < n_dirty && dirty_leaves[i + 1] <= last + HM_SYNC_GAP)
                 last = dirty_leaves[++i];
             i++;
         }
+        assert(last < t->n_leaves);
         const size_t span = (size_t)(last - first + 1) * leaf_bytes;
-        e = cudaMemcpy((char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
-                       (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span, cudaMemcpyHostToDevice);
+        e = cudaMemcpyAsync((char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
+                            (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span,
+                            cudaMemcpyHostToDevice, g->stream);
         if (e == cudaSuccess)
-            e = cudaMemcpy((char *)g->d_values + first * leaf_bytes, (const char *)t->leaf_values + first * leaf_bytes,
-                           span, cudaMemcpyHostToDevice);
+            e = cudaMemcpyAsync((char *)g->d_values + first * leaf_bytes,
+                                (const char *)t->leaf_values + first * leaf_bytes, span, cudaMemcpyHostToDevice,
+                                g->stream);
         bytes += 2 * span;
     }
     if (e == cudaSuccess && ranks_changed) {
-        e = cudaMemcpy(g->d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice);
+        e = cudaMemcpyAsync(g->d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t),
+                            cudaMemcpyHostToDevice, g->stream);
         bytes += (t->n_leaves + 1) * sizeof(uint64_t);
     }
+    if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
+        e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess) {
         st = hm_gpu_fail(tree, e, "synchronising the device copy after an update");
     } else {
@@ -312,42 +551,41 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirt
         *bytes_out = bytes;
         *incremental_out = true;
     }
-    pthread_mutex_unlock(&gpu_lock);
+    hm_device_leave(&scope);
+    pthread_mutex_unlock(&tree->gpu_lock);
     return st;
 }
 
-harmonia_status hm_gpu_enter(harmonia_tree *tree)
+harmonia_status hm_gpu_enter(harmonia_tree *tree, hm_device_scope *scope)
 {
-    pthread_mutex_lock(&gpu_lock);
-    harmonia_status st = HARMONIA_OK;
-    if (!tree->gpu || tree->gpu->version != tree->version)
-        st = upload_locked(tree);
-    if (st == HARMONIA_OK) /* harmonia_set_constant_levels may have changed the cut since the upload */
-        st = set_constant_part(tree, tree->gpu);
-    if (st == HARMONIA_OK && constant_owner != tree->gpu->upload_id) {
-        /* work of another tree may still read the old constants: wait for it first */
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e == cudaSuccess)
-            e = ntg_upload_constant(tree->gpu->h_constant, tree->gpu->constant_entries, 0);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(0);
-        if (e == cudaSuccess)
-            constant_owner = tree->gpu->upload_id;
-        else
-            st = hm_gpu_fail(tree, e, "loading the __constant__ part of the first-child array");
-    }
+    harmonia_status st = lock_and_enter(tree, scope);
     if (st != HARMONIA_OK)
-        pthread_mutex_unlock(&gpu_lock);
+        return st;
+    if (!tree->gpu || tree->gpu->version != tree->version) {
+        int device = 0;
+        cudaGetDevice(&device);
+        st = upload_locked(tree, device);
+    }
+    if (st == HARMONIA_OK) /* harmonia_set_constant_levels may have changed the cut since the upload */
+        set_top_cut(tree, tree->gpu);
+    if (st != HARMONIA_OK) {
+        hm_device_leave(scope);
+        pthread_mutex_unlock(&tree->gpu_lock);
+    }
     return st;
 }
 
-void hm_gpu_leave(void) { pthread_mutex_unlock(&gpu_lock); }
+void hm_gpu_leave(harmonia_tree *tree, const hm_device_scope *scope)
+{
+    hm_device_leave(scope);
+    pthread_mutex_unlock(&tree->gpu_lock);
+}
 
 /* The buffers of one lane for windows of `window` queries (those of the kinds asked and missing). */
 static cudaError_t alloc_lane(hm_gpu *g, hm_lane *lane, uint32_t window, bool host_staging, bool psa,
                               size_t psa_bytes)
 {
-    const size_t bytes = (size_t)window * 8, kb = g->view.key_bits / 8;
+    const size_t bytes = (size_t)window * 8;
     cudaError_t e = cudaSuccess;
     if (!lane->stream) {
         e = cudaStreamCreateWithFlags(&lane->stream, cudaStreamNonBlocking);
@@ -356,27 +594,24 @@ static cudaError_t alloc_lane(hm_gpu *g, hm_lane *lane, uint32_t window, bool ho
     }
     if (e == cudaSuccess && host_staging && !lane->h_in[0]) {
         for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
-            e = cudaMalloc(&lane->d_in[k], bytes);
+            e = hm_gpu_alloc(g, &lane->d_in[k], bytes);
         for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
-            e = cudaMalloc(&lane->d_out[k], bytes);
+            e = hm_gpu_alloc(g, &lane->d_out[k], bytes);
         for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
-            e = cudaHostAlloc(&lane->h_in[k], bytes, cudaHostAllocDefault);
+            e = hm_gpu_alloc_pinned(g, &lane->h_in[k], bytes);
         for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
-            e = cudaHostAlloc(&lane->h_out[k], bytes, cudaHostAllocDefault);
-        if (e == cudaSuccess)
-            g->work_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT);
+            e = hm_gpu_alloc_pinned(g, &lane->h_out[k], bytes);
+        if (e == cudaSuccess) {
+            g->lane_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT);
+            g->pinned_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT);
+        }
     }
-    if (e == cudaSuccess && psa && !lane->psa_workspace) {
-        e = cudaMalloc(&lane->psa_workspace, psa_bytes);
-        lane->psa_workspace_bytes = psa_bytes;
-        if (e == cudaSuccess)
-            e = cudaMalloc(&lane->d_slot_values, (size_t)window * kb);
-        if (e == cudaSuccess)
-            e = cudaMalloc(&lane->d_slot_keys, (size_t)window * kb);
-        if (e == cudaSuccess)
-            e = cudaMalloc((void **)&lane->d_slot_found, window);
-        if (e == cudaSuccess)
-            g->work_bytes += psa_bytes + (size_t)window * (2 * kb + 1);
+    if (e == cudaSuccess && psa && !lane->psa_scratch) {
+        e = hm_gpu_alloc(g, &lane->psa_scratch, psa_bytes);
+        if (e == cudaSuccess) {
+            lane->psa_scratch_bytes = psa_bytes;
+            g->lane_bytes += psa_bytes;
+        }
     }
     return e;
 }
@@ -397,44 +632,72 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
     }
     size_t psa_bytes = 0;
     if (psa)
-        HM_CUDA(tree, psa_workspace_bytes(g->view.key_bits, window, NULL, &psa_bytes));
+        HM_CUDA(tree, psa_scratch_bytes(g->view.key_bits, window, &psa_bytes));
+    g->window = window; /* the buffers' size, for their frees */
+    bool allocated = false;
     for (uint32_t i = 0; i < lanes; i++) {
-        cudaError_t e = alloc_lane(g, &g->lanes[i], window, host_staging, psa, psa_bytes);
+        hm_lane *lane = &g->lanes[i];
+        const bool had = lane->stream && (!host_staging || lane->h_in[0]) && (!psa || lane->psa_scratch);
+        cudaError_t e = alloc_lane(g, lane, window, host_staging, psa, psa_bytes);
         if (e != cudaSuccess) {
             free_lanes(g);
             return hm_gpu_fail(tree, e, "allocating the query pipeline's buffers");
         }
+        allocated = allocated || !had;
     }
-    g->window = window;
     g->lanes_staging = g->lanes_staging || host_staging;
     g->lanes_psa = g->lanes_psa || psa;
+    if (allocated) /* stream-ordered allocations: the lanes (through their callers) wait for them */
+        HM_CUDA(tree, hm_gpu_announce(g));
     return HARMONIA_OK;
 }
 
-harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, cudaStream_t stream)
+harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan)
 {
     hm_gpu *g = tree->gpu;
     if (g->table_valid && !memcmp(&g->table_plan, plan, sizeof *plan))
         return HARMONIA_OK;
     const uint64_t bytes = (((uint64_t)1 << plan->bits) + 1) * sizeof(uint32_t);
     if (bytes > g->table_bytes) {
-        cudaFree(g->d_bucket_table);
+        hm_gpu_free(g, g->d_bucket_table, g->table_bytes);
         g->d_bucket_table = NULL;
         g->table_bytes = 0;
-        HM_CUDA(tree, cudaMalloc((void **)&g->d_bucket_table, bytes));
+        HM_CUDA(tree, hm_gpu_alloc(g, (void **)&g->d_bucket_table, bytes));
         g->table_bytes = bytes;
     }
-    HM_CUDA(tree, ntg_build_bucket_table(&g->view, plan, g->d_bucket_table, stream));
+    /* on the copy's stream: after the queries already queued (which may read the old table), before
+     * the ones that wait for the announcement */
+    HM_CUDA(tree, ntg_build_bucket_table(&g->view, plan, g->d_bucket_table, g->stream));
+    HM_CUDA(tree, hm_gpu_announce(g));
     g->table_plan = *plan;
     g->table_valid = true;
     return HARMONIA_OK;
 }
 
+harmonia_status hm_gpu_prepare_scan(harmonia_tree *tree, uint64_t count)
+{
+    hm_gpu *g = tree->gpu;
+    if (g->scan_capacity >= count + 1)
+        return HARMONIA_OK;
+    free_scan(g);
+    size_t bytes = 0, scan = 0;
+    HM_CUDA(tree, hm_scan_scratch_bytes(count, &bytes, &scan));
+    HM_CUDA(tree, hm_gpu_alloc(g, &g->scan_scratch, bytes));
+    g->scan_scratch_bytes = bytes;
+    g->scan_capacity = count + 1;
+    HM_CUDA(tree, hm_gpu_announce(g));
+    return HARMONIA_OK;
+}
+
 extern "C" void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info)
 {
-    if (!tree->gpu)
-        return;
-    info->device_resident = true;
-    info->device_version = tree->gpu->version;
-    info->device_bytes = tree->gpu->tree_bytes + tree->gpu->work_bytes;
+    harmonia_tree *t = (harmonia_tree *)tree; /* the lock is the tree's, not part of its value */
+    pthread_mutex_lock(&t->gpu_lock);
+    if (t->gpu) {
+        info->device_resident = true;
+        info->device_version = t->gpu->version;
+        info->device_bytes = t->gpu->tree_bytes + t->gpu->lane_bytes + t->gpu->scan_scratch_bytes + t->gpu->table_bytes;
+        info->device = t->gpu->device;
+    }
+    pthread_mutex_unlock(&t->gpu_lock);
 }

@@ -631,12 +631,23 @@ harmonia_status harmonia_save(harmonia_tree *tree, const char *path)
 /* Loading                                                                                     */
 /* ------------------------------------------------------------------------------------------- */
 
-void harmonia_load_config_init(harmonia_load_config *config)
+static harmonia_load_config load_defaults(void)
+{
+    harmonia_load_config d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.verify = true;
+    d.lock = HARMONIA_LOCK_NONE;
+    d.device = HARMONIA_DEVICE_CURRENT;
+    return d;
+}
+
+void harmonia_load_config_init_sized(harmonia_load_config *config, size_t size)
 {
     if (config == NULL)
         return;
-    memset(config, 0, sizeof *config);
-    config->verify = true;
+    const harmonia_load_config d = load_defaults();
+    hm_config_init(config, size, &d, sizeof d);
 }
 
 /* Reads up to n bytes at offset 0, retrying short reads and EINTR. Returns the bytes read, or -1
@@ -818,7 +829,7 @@ static harmonia_status ix_validate_mapping(const char *path, const unsigned char
     return HARMONIA_OK;
 }
 
-harmonia_status harmonia_load(const char *path, const harmonia_load_config *config,
+harmonia_status harmonia_load(const char *path, const harmonia_load_config *given,
                               harmonia_tree **tree_out)
 {
     if (tree_out != NULL)
@@ -826,11 +837,13 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
     if (path == NULL || tree_out == NULL)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_load: %s is NULL",
                        path == NULL ? "path" : "tree_out");
-    harmonia_load_config defaults;
-    if (config == NULL) {
-        harmonia_load_config_init(&defaults);
-        config = &defaults;
+    harmonia_load_config own = load_defaults();
+    if (given != NULL) {
+        harmonia_status read = hm_config_read(NULL, "harmonia_load_config", &own, sizeof own, sizeof own, given);
+        if (read != HARMONIA_OK)
+            return read;
     }
+    const harmonia_load_config *config = &own;
     if (!ix_host_is_little_endian())
         return hm_fail(NULL, HARMONIA_ERR_UNSUPPORTED,
                        "%s: index files are little-endian and this host is not", path);
@@ -931,8 +944,12 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
         source_path = ix_canonical(path);
         if (tree == NULL || source_path == NULL)
             status = hm_fail(NULL, HARMONIA_ERR_NO_MEMORY, "%s: out of memory", path);
+        else if ((status = hm_set_placement(tree, config->device, config->allocator)) != HARMONIA_OK)
+            hm_fail(NULL, status, "harmonia_load: %s", tree->last_error);
     }
     if (status != HARMONIA_OK) {
+        if (tree != NULL)
+            pthread_mutex_destroy(&tree->gpu_lock);
         free(tree);
         free(source_path);
         munmap(map, (size_t)file_size);

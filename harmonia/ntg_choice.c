@@ -1,32 +1,47 @@
 /* ntg_choice.c — the front of NTG profiling: configuration defaults, the profiling workload drawn
  * from the tree's keys, harmonia_ntg_model (checks and defaults around ntg/ntg_model.c), the choice
- * between model and measurement, and the tree's stored G. The measurement is ntg/ntg_profile.c. */
+ * between model and measurement, and the tree's stored G. The measurement is ntg_measure.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "harmonia/gpu_engine.h"
 #include "harmonia/tree_internal.h"
 #include "ntg/ntg_model.h"
 #include "psa/psa.h"
+#include "util/mix.h"
 
-void harmonia_ntg_config_init(harmonia_ntg_config *config)
+static harmonia_ntg_config ntg_defaults(void)
 {
-    memset(config, 0, sizeof *config);
-    harmonia_query_config_init(&config->query);
-    config->unordered = false;
-    config->sample = HARMONIA_NTG_DEFAULT_SAMPLE;
-    config->levels = HARMONIA_NTG_DEFAULT_LEVELS;
-    config->warmup = 1;
-    config->runs = HARMONIA_NTG_DEFAULT_RUNS;
+    harmonia_ntg_config d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.query = NULL; /* the query defaults */
+    d.unordered = false;
+    d.sample = HARMONIA_NTG_DEFAULT_SAMPLE;
+    d.levels = HARMONIA_NTG_DEFAULT_LEVELS;
+    d.warmup = 1;
+    d.runs = HARMONIA_NTG_DEFAULT_RUNS;
+    return d;
 }
 
-/* splitmix64 of a counter: draw i of a seed, the same whatever thread draws it. */
-static uint64_t draw(uint64_t seed, uint64_t i)
+void harmonia_ntg_config_init_sized(harmonia_ntg_config *config, size_t size)
 {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    const harmonia_ntg_config d = ntg_defaults();
+    hm_config_init(config, size, &d, sizeof d);
+}
+
+harmonia_status hm_ntg_config(harmonia_tree *tree, const harmonia_ntg_config *given, harmonia_ntg_config *out,
+                              harmonia_query_config *query_out)
+{
+    *out = ntg_defaults();
+    harmonia_status st = HARMONIA_OK;
+    if (given)
+        st = hm_config_read(tree, "harmonia_ntg_config", out, sizeof *out, sizeof *out, given);
+    if (st == HARMONIA_OK)
+        st = hm_query_config(tree, out->query, query_out);
+    out->query = query_out;
+    return st;
 }
 
 harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64_t seed,
@@ -42,9 +57,9 @@ harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64
     if (t->n_keys == 0)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_sample_keys: the tree holds no keys");
     const uint64_t n = t->n_keys;
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(0)) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 0; i < count; i++) {
-        uint64_t rank = draw(seed, i) % n; /* modulo bias below n / 2^64: negligible */
+        uint64_t rank = util_draw(seed, i) % n; /* modulo bias below n / 2^64: negligible */
         uint64_t key, value;
         kr_at_rank(t, rank, &key, &value);
         kr_store(queries_out, t->key_bits, i, key);
@@ -52,21 +67,15 @@ harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64
     return HARMONIA_OK;
 }
 
-/* The PSA window the engine takes by default on GPU 0 (psa_default_window on the device's L2, or on
- * the engine's 8 MiB fallback when there is no GPU). */
-static uint64_t engine_default_window(uint32_t key_bits)
+/* The PSA window the engine takes by default on the tree's device (psa_default_window on its L2,
+ * or on the engine's 8 MiB fallback when there is no GPU). */
+static uint64_t engine_default_window(harmonia_tree *tree)
 {
-    char saved[512]; /* the probe may record a reason as the thread's last error: keep the old one */
-    snprintf(saved, sizeof saved, "%s", harmonia_last_error(NULL));
-    harmonia_device_info device;
-    uint64_t l2 = 8u << 20;
-    if (harmonia_device_probe(&device) == HARMONIA_OK && device.l2_bytes > 0)
-        l2 = device.l2_bytes;
-    hm_fail(NULL, HARMONIA_OK, "%s", saved);
-    return psa_default_window(key_bits, l2);
+    const uint64_t l2 = hm_gpu_l2_bytes(tree);
+    return psa_default_window(tree->kr.key_bits, l2 ? l2 : 8u << 20);
 }
 
-harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_config *config,
+harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_config *given,
                                    const void *queries, uint64_t count,
                                    harmonia_ntg_model_result *result)
 {
@@ -76,11 +85,12 @@ harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_confi
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_ntg_model: NULL queries or result");
     if (count == 0)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_ntg_model: no queries to model");
-    harmonia_ntg_config defaults;
-    if (!config) {
-        harmonia_ntg_config_init(&defaults);
-        config = &defaults;
-    }
+    harmonia_ntg_config own;
+    harmonia_query_config query;
+    harmonia_status st = hm_ntg_config(tree, given, &own, &query);
+    if (st != HARMONIA_OK)
+        return st;
+    const harmonia_ntg_config *config = &own;
     const kr_tree *t = &tree->kr;
     ntg_model_params p;
     memset(&p, 0, sizeof p);
@@ -88,20 +98,20 @@ harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_confi
     if (p.sample > NTG_MODEL_MAX_SAMPLE)
         p.sample = NTG_MODEL_MAX_SAMPLE;
     p.levels = config->levels ? config->levels : HARMONIA_NTG_DEFAULT_LEVELS;
-    const int psa = config->query.psa;
+    const int psa = config->query->psa;
     p.psa = psa < 0 ? config->unordered : psa != 0; /* as the engine resolves it for a lookup */
     if (p.psa) {
-        p.window = config->query.psa_window ? config->query.psa_window
-                                            : engine_default_window(t->key_bits);
+        p.window = config->query->psa_window ? config->query->psa_window
+                                            : engine_default_window(tree);
         uint64_t min_key = 0, max_key = 0, ignored;
         if (t->n_keys > 0) {
             kr_at_rank(t, 0, &min_key, &ignored);
             kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
         }
         psa_bits bits = psa_choose_bits(t->n_keys, t->key_bits, min_key, max_key);
-        if (config->query.psa_bits) { /* as the engine: the top psa_bits below the span's top */
+        if (config->query->psa_bits) { /* as the engine: the top psa_bits below the span's top */
             uint32_t end = bits.end_bit ? bits.end_bit : t->key_bits;
-            uint32_t n = config->query.psa_bits < end ? config->query.psa_bits : end;
+            uint32_t n = config->query->psa_bits < end ? config->query->psa_bits : end;
             bits.end_bit = end;
             bits.begin_bit = end - n;
         }
@@ -109,7 +119,7 @@ harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_confi
         p.psa_end_bit = bits.end_bit;
     }
     kr_error err;
-    harmonia_status st = ntg_model_run(t, &p, queries, count, result, &err);
+    st = ntg_model_run(t, &p, queries, count, result, &err);
     if (st != HARMONIA_OK)
         return hm_fail(tree, st, "%s", err.message);
     return HARMONIA_OK;

@@ -1,7 +1,11 @@
-/* tree.c — the library's front: status strings and last-error messages, configuration defaults,
- * the tree handle's life cycle (build, free), argument checking and backend choice for queries,
- * check and info. The layout and the engines live in their component folders. */
+/* tree.c — the library's front: status strings and last-error messages, configuration defaults and
+ * the reading of configs of any header version, the tree handle's life cycle (build, free), its
+ * device and allocator, argument checking and backend choice for queries (synchronous and
+ * asynchronous), updates, check and info. The layout and the engines live in their component
+ * folders. */
+#include <assert.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +20,15 @@
 #include "cpu_update/cpu_update.h"
 #include "prefix_sum/prefix_sum.h"
 
+/* the top cut the kernels take as parameters (ntg.h) is the public header's budget */
+_Static_assert(PS_TOP_MAX_ENTRIES == HARMONIA_CONSTANT_ENTRIES_MAX, "prefix_sum.h and harmonia.h disagree");
+
 static _Thread_local char thread_last_error[512];
+
+const char *harmonia_version(void)
+{
+    return HARMONIA_VERSION_STRING; /* the library's own build of include/harmonia_version.h */
+}
 
 const char *harmonia_strerror(harmonia_status status)
 {
@@ -59,24 +71,151 @@ harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char 
 harmonia_tree *hm_tree_new(void)
 {
     harmonia_tree *tree = calloc(1, sizeof(harmonia_tree));
-    if (tree) {
-        tree->constant_levels = HARMONIA_CONSTANT_LEVELS_DEFAULT;
-        tree->lock_fd = -1;
+    if (!tree)
+        return NULL;
+    if (pthread_mutex_init(&tree->gpu_lock, NULL) != 0) {
+        free(tree);
+        return NULL;
     }
+    tree->constant_levels = HARMONIA_CONSTANT_LEVELS_DEFAULT;
+    tree->lock_fd = -1;
+    tree->device = HARMONIA_DEVICE_CURRENT;
     return tree;
+}
+
+/* --- configs of any header version ------------------------------------------------------------
+ * A config begins with its size (set by the inline init function to the caller's sizeof). The
+ * library reads the fields the caller's struct has over its own defaults: an older, smaller struct
+ * gets the defaults of the fields added since; a newer, larger one is accepted when the fields this
+ * library does not know are zero (their defaults), else UNSUPPORTED. Every config of this first
+ * sized version (0.1) has all its fields, so a size below sizeof is not from an init function. */
+
+harmonia_status hm_config_read(harmonia_tree *tree, const char *name, void *own, size_t own_bytes,
+                               size_t oldest_bytes, const void *given)
+{
+    uint32_t size;
+    memcpy(&size, given, sizeof size);
+    if (size < oldest_bytes)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "the %s was not made by %s_init (its size field is %" PRIu32 ", this library takes %zu "
+                       "or more)", name, name, size, oldest_bytes);
+    for (size_t i = own_bytes; i < size; i++)
+        if (((const unsigned char *)given)[i] != 0)
+            return hm_fail(tree, HARMONIA_ERR_UNSUPPORTED,
+                           "the %s comes from a newer header (%" PRIu32 " bytes) and sets options this "
+                           "library (%s, %zu bytes) does not have", name, size, HARMONIA_VERSION_STRING, own_bytes);
+    memcpy((char *)own + sizeof size, (const char *)given + sizeof size,
+           (size < own_bytes ? size : own_bytes) - sizeof size);
+    return HARMONIA_OK;
+}
+
+void hm_config_init(void *config, size_t size, const void *defaults, size_t own_bytes)
+{
+    if (size > own_bytes)
+        memset((char *)config + own_bytes, 0, size - own_bytes);
+    memcpy(config, defaults, size < own_bytes ? size : own_bytes);
+    if (size >= sizeof(uint32_t)) {
+        const uint32_t size32 = (uint32_t)size;
+        memcpy(config, &size32, sizeof size32);
+    }
+}
+
+static harmonia_query_config query_defaults(void)
+{
+    harmonia_query_config d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.backend = HARMONIA_BACKEND_AUTO;
+    d.psa = -1;
+    d.memory = HARMONIA_MEMORY_AUTO;
+    return d;
+}
+
+void harmonia_query_config_init_sized(harmonia_query_config *config, size_t size)
+{
+    const harmonia_query_config d = query_defaults();
+    hm_config_init(config, size, &d, sizeof d);
+}
+
+harmonia_status hm_query_config(harmonia_tree *tree, const harmonia_query_config *given,
+                                harmonia_query_config *out)
+{
+    *out = query_defaults();
+    if (!given)
+        return HARMONIA_OK;
+    return hm_config_read(tree, "harmonia_query_config", out, sizeof *out, sizeof *out, given);
+}
+
+/* --- the device and the allocator ---------------------------------------------------------------- */
+
+harmonia_status hm_set_placement(harmonia_tree *tree, int device, const harmonia_allocator *allocator)
+{
+    if (device < HARMONIA_DEVICE_CURRENT)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "device %d: use a CUDA device id or HARMONIA_DEVICE_CURRENT (-1)",
+                       device);
+    harmonia_allocator chosen;
+    memset(&chosen, 0, sizeof chosen);
+    if (allocator) {
+        if (allocator->size < sizeof chosen)
+            return hm_fail(tree, HARMONIA_ERR_INVALID,
+                           "the harmonia_allocator was not made by harmonia_allocator_init (size %" PRIu32 ")",
+                           allocator->size);
+        for (size_t i = sizeof chosen; i < allocator->size; i++)
+            if (((const unsigned char *)allocator)[i] != 0)
+                return hm_fail(tree, HARMONIA_ERR_UNSUPPORTED,
+                               "the harmonia_allocator comes from a newer header and sets functions this library "
+                               "does not have");
+        memcpy(&chosen, allocator, sizeof chosen);
+        if (!chosen.device_alloc != !chosen.device_free || !chosen.host_alloc != !chosen.host_free)
+            return hm_fail(tree, HARMONIA_ERR_INVALID,
+                           "the allocator gives only one function of a pair: set both device_alloc and "
+                           "device_free (or neither), both host_alloc and host_free (or neither)");
+    }
+    const bool has = allocator && (chosen.device_alloc || chosen.host_alloc);
+    const bool same = tree->device == device && tree->has_allocator == has &&
+                      (!has || memcmp(&tree->allocator, &chosen, sizeof chosen) == 0);
+    if (!same)
+        hm_gpu_release(tree); /* the next GPU call makes the copy where and how it is now asked */
+    tree->device = device;
+    tree->has_allocator = has;
+    tree->allocator = chosen;
+    tree->allocator.size = sizeof chosen;
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_set_device(harmonia_tree *tree, int device, const harmonia_allocator *allocator)
+{
+    if (!tree)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_set_device: tree is NULL");
+    return hm_set_placement(tree, device, allocator);
+}
+
+harmonia_status harmonia_device_bytes(const harmonia_tree *tree, uint64_t *bytes_out)
+{
+    if (!tree || !bytes_out)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_device_bytes: NULL tree or bytes_out");
+    *bytes_out = hm_device_copy_bytes(&tree->kr);
+    return HARMONIA_OK;
+}
+
+uint64_t hm_device_copy_bytes(const kr_tree *t)
+{
+    const uint64_t kb = t->key_bits / 8;
+    return kr_key_slots(t) * kb + t->n_leaves * t->leaf_size * kb + (t->n_internal + 1) * sizeof(uint32_t) +
+           (t->n_leaves + 1) * sizeof(uint64_t);
 }
 
 uint64_t hm_constant_entries(const harmonia_tree *tree, uint32_t *levels_out)
 {
     const kr_tree *t = &tree->kr;
     if (tree->constant_levels < 0)
-        return ps_constant_entries(t, levels_out);
+        return ps_top_entries(t->level_start, t->height, PS_TOP_MAX_ENTRIES, levels_out);
     /* the entries of the first constant_levels levels and the sentinel, when they fit */
     const uint32_t internal_levels = t->height > 0 ? t->height - 1 : 0;
     const uint32_t want = (uint32_t)tree->constant_levels < internal_levels ? (uint32_t)tree->constant_levels
                                                                           : internal_levels;
     const uint64_t cap = want == 0 ? 0 : t->level_start[want] + 1;
-    return ps_constant_entries_capped(t, cap, levels_out);
+    return ps_top_entries(t->level_start, t->height, cap, levels_out);
 }
 
 harmonia_status harmonia_set_constant_levels(harmonia_tree *tree, int32_t levels)
@@ -113,32 +252,45 @@ void harmonia_free(harmonia_tree *tree)
     if (tree->lock_fd >= 0)
         close(tree->lock_fd); /* releases the index file's lock */
     free(tree->source_path);
+    pthread_mutex_destroy(&tree->gpu_lock);
     free(tree);
 }
 
 /* --- building --------------------------------------------------------------------------------- */
 
-void harmonia_build_config_init(harmonia_build_config *config)
+static harmonia_build_config build_defaults(void)
 {
-    memset(config, 0, sizeof *config);
-    config->key_bits = 64;
-    config->fanout = 0; /* HARMONIA_DEFAULT_FANOUT(key_bits), once the key width is known */
-    config->leaf_size = HARMONIA_DEFAULT_LEAF_SIZE;
-    config->leaf_fill = HARMONIA_DEFAULT_LEAF_FILL;
-    config->duplicates = HARMONIA_DUPLICATES_REJECT;
+    harmonia_build_config d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.key_bits = 64;
+    d.fanout = 0; /* HARMONIA_DEFAULT_FANOUT(key_bits), once the key width is known */
+    d.leaf_size = HARMONIA_DEFAULT_LEAF_SIZE;
+    d.leaf_fill = HARMONIA_DEFAULT_LEAF_FILL;
+    d.duplicates = HARMONIA_DUPLICATES_REJECT;
+    d.device = HARMONIA_DEVICE_CURRENT;
+    return d;
 }
 
-harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys,
+void harmonia_build_config_init_sized(harmonia_build_config *config, size_t size)
+{
+    const harmonia_build_config d = build_defaults();
+    hm_config_init(config, size, &d, sizeof d);
+}
+
+harmonia_status harmonia_build(const harmonia_build_config *given, const void *keys,
                                const void *values, uint64_t count, harmonia_tree **tree_out)
 {
     if (!tree_out)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: tree_out is NULL");
     *tree_out = NULL;
-    harmonia_build_config defaults;
-    if (!config) {
-        harmonia_build_config_init(&defaults);
-        config = &defaults;
+    harmonia_build_config own = build_defaults();
+    if (given) {
+        harmonia_status st = hm_config_read(NULL, "harmonia_build_config", &own, sizeof own, sizeof own, given);
+        if (st != HARMONIA_OK)
+            return st;
     }
+    const harmonia_build_config *config = &own;
     const uint32_t key_bits = config->key_bits ? config->key_bits : 64;
     kr_build_params p = {
         .key_bits = key_bits,
@@ -149,6 +301,7 @@ harmonia_status harmonia_build(const harmonia_build_config *config, const void *
         .input_sorted = config->input_sorted,
         .progress = config->progress,
         .progress_arg = config->progress_arg,
+        .threads = config->threads,
     };
     if (p.key_bits != 32 && p.key_bits != 64)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "key width %" PRIu32 " bits: use 32 or 64", p.key_bits);
@@ -163,18 +316,22 @@ harmonia_status harmonia_build(const harmonia_build_config *config, const void *
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "unknown duplicate policy %d", (int)p.duplicates);
     if (count > 0 && !keys)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: keys is NULL with %" PRIu64 " pairs", count);
+    if (config->threads < 0)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: threads %d: use 0 (OpenMP's default) or more",
+                       config->threads);
     harmonia_tree *tree = hm_tree_new();
     if (!tree)
         return hm_fail(NULL, HARMONIA_ERR_NO_MEMORY, "out of memory allocating a tree handle");
-    kr_error err = {{0}};
-    /* the build's parallel regions follow the calling thread's OpenMP setting, restored after */
-    int saved_threads = omp_get_max_threads();
-    if (config->threads > 0)
-        omp_set_num_threads(config->threads);
-    harmonia_status st = kr_build(&tree->kr, &p, keys, values, count, &err);
-    omp_set_num_threads(saved_threads);
+    harmonia_status st = hm_set_placement(tree, config->device, config->allocator);
     if (st != HARMONIA_OK) {
-        free(tree);
+        hm_fail(NULL, st, "harmonia_build: %s", tree->last_error);
+        harmonia_free(tree);
+        return st;
+    }
+    kr_error err = {{0}};
+    st = kr_build(&tree->kr, &p, keys, values, count, &err); /* num_threads(p.threads) inside */
+    if (st != HARMONIA_OK) {
+        harmonia_free(tree);
         return hm_fail(NULL, st, "%s", err.message);
     }
     *tree_out = tree;
@@ -183,22 +340,16 @@ harmonia_status harmonia_build(const harmonia_build_config *config, const void *
 
 /* --- queries ---------------------------------------------------------------------------------- */
 
-void harmonia_query_config_init(harmonia_query_config *config)
-{
-    memset(config, 0, sizeof *config);
-    config->backend = HARMONIA_BACKEND_AUTO;
-    config->psa = -1;
-    config->memory = HARMONIA_MEMORY_AUTO;
-}
-
-/* Resolves the backend of a query call: auto takes the GPU when one is usable. The CPU engine
- * reads host memory only. */
+/* Resolves the backend of a synchronous query call: auto takes the GPU when one is usable. The
+ * CPU engine reads host memory only. */
 static harmonia_status choose_backend(harmonia_tree *tree, const harmonia_query_config *config,
                                       harmonia_backend *backend_out)
 {
-    harmonia_backend b = config ? config->backend : HARMONIA_BACKEND_AUTO;
+    harmonia_backend b = config->backend;
     if ((unsigned)b > HARMONIA_BACKEND_GPU)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown backend %d", (int)b);
+    if (config->threads < 0)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "threads %d: use 0 (OpenMP's default) or more", config->threads);
     if (b == HARMONIA_BACKEND_AUTO)
         b = hm_gpu_usable() ? HARMONIA_BACKEND_GPU : HARMONIA_BACKEND_CPU;
     if (b == HARMONIA_BACKEND_GPU && !hm_gpu_usable()) {
@@ -207,15 +358,35 @@ static harmonia_status choose_backend(harmonia_tree *tree, const harmonia_query_
         return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "the GPU backend was asked for, but no GPU is usable: %s",
                        harmonia_last_error(NULL));
     }
-    if (b == HARMONIA_BACKEND_CPU && config && config->memory == HARMONIA_MEMORY_DEVICE)
+    if (b == HARMONIA_BACKEND_CPU && config->memory == HARMONIA_MEMORY_DEVICE)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "the CPU backend cannot read device memory");
     *backend_out = b;
     return HARMONIA_OK;
 }
 
-static int query_threads(const harmonia_query_config *config)
+/* An asynchronous call: the GPU on device arrays, on the given stream. */
+static harmonia_status async_setup(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,
+                                   void *stream, harmonia_query_config *config)
 {
-    return config ? config->threads : 0;
+    harmonia_status st = hm_query_config(tree, given, config);
+    if (st != HARMONIA_OK)
+        return st;
+    if (config->backend == HARMONIA_BACKEND_CPU)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s runs on the GPU: the CPU backend answers the synchronous "
+                       "calls only", fn);
+    if ((unsigned)config->backend > HARMONIA_BACKEND_GPU)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "unknown backend %d", (int)config->backend);
+    if (config->memory == HARMONIA_MEMORY_HOST)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s takes device arrays (memory HOST was given); host arrays "
+                       "need the synchronous call, which stages them", fn);
+    if (!hm_gpu_usable()) {
+        if (harmonia_device_probe(NULL) == HARMONIA_OK)
+            return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "%s: this build has no GPU engine", fn);
+        return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "%s: no GPU is usable: %s", fn, harmonia_last_error(NULL));
+    }
+    config->backend = HARMONIA_BACKEND_GPU;
+    config->stream = stream;
+    return HARMONIA_OK;
 }
 
 #define REQUIRE_TREE(tree, fn)                                                                    \
@@ -224,41 +395,80 @@ static int query_threads(const harmonia_query_config *config)
             return hm_fail(NULL, HARMONIA_ERR_INVALID, fn ": tree is NULL");                      \
     } while (0)
 
-harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config,
-                                const void *queries, uint64_t count, void *values_out,
-                                uint8_t *found_out)
+/* The body of the point lookups: positions_out NULL for results in query order. */
+static harmonia_status lookup(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,
+                              const void *queries, uint64_t count, void *values_out, uint8_t *found_out,
+                              uint64_t *positions_out, bool unordered, bool async, void *stream)
 {
     REQUIRE_TREE(tree, "harmonia_lookup");
-    if (count > 0 && (!queries || !values_out || !found_out))
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_lookup: NULL queries, values_out or found_out");
-    harmonia_backend backend = HARMONIA_BACKEND_CPU;
-    harmonia_status st = choose_backend(tree, config, &backend);
+    if (count > 0 && (!queries || !values_out || !found_out || (unordered && !positions_out)))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: NULL queries, values_out, found_out%s", fn,
+                       unordered ? " or positions_out" : "");
+    harmonia_query_config config;
+    harmonia_backend backend = HARMONIA_BACKEND_GPU;
+    harmonia_status st = async ? async_setup(tree, fn, given, stream, &config) : hm_query_config(tree, given, &config);
+    if (st == HARMONIA_OK && !async)
+        st = choose_backend(tree, &config, &backend);
     if (st != HARMONIA_OK)
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
-        return hm_gpu_lookup(tree, config, queries, count, values_out, found_out, NULL);
-    kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, query_threads(config));
+        return hm_gpu_lookup(tree, &config, async, queries, count, values_out, found_out, positions_out);
+    kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, config.threads);
+    if (unordered) {
+        const int team = kr_resolve_threads(config.threads);
+#pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
+        for (uint64_t i = 0; i < count; i++)
+            positions_out[i] = i;
+    }
     return HARMONIA_OK;
+}
+
+harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
+                                uint64_t count, void *values_out, uint8_t *found_out)
+{
+    return lookup(tree, "harmonia_lookup", config, queries, count, values_out, found_out, NULL, false, false, NULL);
+}
+
+harmonia_status harmonia_lookup_async(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
+                                      uint64_t count, void *values_out, uint8_t *found_out, void *stream)
+{
+    return lookup(tree, "harmonia_lookup_async", config, queries, count, values_out, found_out, NULL, false, true,
+                  stream);
 }
 
 harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
                                           const void *queries, uint64_t count, void *values_out,
                                           uint8_t *found_out, uint64_t *positions_out)
 {
-    REQUIRE_TREE(tree, "harmonia_lookup_unordered");
-    if (count > 0 && (!queries || !values_out || !found_out || !positions_out))
-        return hm_fail(tree, HARMONIA_ERR_INVALID,
-                       "harmonia_lookup_unordered: NULL queries, values_out, found_out or positions_out");
-    harmonia_backend backend = HARMONIA_BACKEND_CPU;
-    harmonia_status st = choose_backend(tree, config, &backend);
+    return lookup(tree, "harmonia_lookup_unordered", config, queries, count, values_out, found_out, positions_out,
+                  true, false, NULL);
+}
+
+harmonia_status harmonia_lookup_unordered_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                                const void *queries, uint64_t count, void *values_out,
+                                                uint8_t *found_out, uint64_t *positions_out, void *stream)
+{
+    return lookup(tree, "harmonia_lookup_unordered_async", config, queries, count, values_out, found_out,
+                  positions_out, true, true, stream);
+}
+
+static harmonia_status lower_bound(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,
+                                   const void *queries, uint64_t count, void *keys_out, void *values_out,
+                                   uint8_t *found_out, bool async, void *stream)
+{
+    REQUIRE_TREE(tree, "harmonia_lower_bound");
+    if (count > 0 && (!queries || !found_out))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: NULL queries or found_out", fn);
+    harmonia_query_config config;
+    harmonia_backend backend = HARMONIA_BACKEND_GPU;
+    harmonia_status st = async ? async_setup(tree, fn, given, stream, &config) : hm_query_config(tree, given, &config);
+    if (st == HARMONIA_OK && !async)
+        st = choose_backend(tree, &config, &backend);
     if (st != HARMONIA_OK)
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
-        return hm_gpu_lookup(tree, config, queries, count, values_out, found_out, positions_out);
-    kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, query_threads(config));
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
-    for (uint64_t i = 0; i < count; i++)
-        positions_out[i] = i;
+        return hm_gpu_lower_bound(tree, &config, async, queries, count, keys_out, values_out, found_out);
+    kr_lower_bound_batch(&tree->kr, queries, count, keys_out, values_out, found_out, config.threads);
     return HARMONIA_OK;
 }
 
@@ -266,17 +476,35 @@ harmonia_status harmonia_lower_bound(harmonia_tree *tree, const harmonia_query_c
                                      const void *queries, uint64_t count, void *keys_out,
                                      void *values_out, uint8_t *found_out)
 {
-    REQUIRE_TREE(tree, "harmonia_lower_bound");
-    if (count > 0 && (!queries || !found_out))
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_lower_bound: NULL queries or found_out");
-    harmonia_backend backend = HARMONIA_BACKEND_CPU;
-    harmonia_status st = choose_backend(tree, config, &backend);
+    return lower_bound(tree, "harmonia_lower_bound", config, queries, count, keys_out, values_out, found_out, false,
+                       NULL);
+}
+
+harmonia_status harmonia_lower_bound_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                           const void *queries, uint64_t count, void *keys_out,
+                                           void *values_out, uint8_t *found_out, void *stream)
+{
+    return lower_bound(tree, "harmonia_lower_bound_async", config, queries, count, keys_out, values_out, found_out,
+                       true, stream);
+}
+
+static harmonia_status range_count(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,
+                                   const void *lo, const void *hi, uint64_t count, uint64_t *counts_out, bool async,
+                                   void *stream)
+{
+    REQUIRE_TREE(tree, "harmonia_range_count");
+    if (count > 0 && (!lo || !hi || !counts_out))
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: NULL lo, hi or counts_out", fn);
+    harmonia_query_config config;
+    harmonia_backend backend = HARMONIA_BACKEND_GPU;
+    harmonia_status st = async ? async_setup(tree, fn, given, stream, &config) : hm_query_config(tree, given, &config);
+    if (st == HARMONIA_OK && !async)
+        st = choose_backend(tree, &config, &backend);
     if (st != HARMONIA_OK)
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
-        return hm_gpu_lower_bound(tree, config, queries, count, keys_out, values_out, found_out);
-    kr_lower_bound_batch(&tree->kr, queries, count, keys_out, values_out, found_out,
-                         query_threads(config));
+        return hm_gpu_range_count(tree, &config, async, lo, hi, count, counts_out);
+    kr_range_count_batch(&tree->kr, lo, hi, count, counts_out, config.threads);
     return HARMONIA_OK;
 }
 
@@ -284,51 +512,50 @@ harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_c
                                      const void *lo, const void *hi, uint64_t count,
                                      uint64_t *counts_out)
 {
-    REQUIRE_TREE(tree, "harmonia_range_count");
-    if (count > 0 && (!lo || !hi || !counts_out))
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_range_count: NULL lo, hi or counts_out");
-    harmonia_backend backend = HARMONIA_BACKEND_CPU;
-    harmonia_status st = choose_backend(tree, config, &backend);
-    if (st != HARMONIA_OK)
-        return st;
-    if (backend == HARMONIA_BACKEND_GPU)
-        return hm_gpu_range_count(tree, config, lo, hi, count, counts_out);
-    kr_range_count_batch(&tree->kr, lo, hi, count, counts_out, query_threads(config));
-    return HARMONIA_OK;
+    return range_count(tree, "harmonia_range_count", config, lo, hi, count, counts_out, false, NULL);
 }
 
-harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
-                                       const void *lo, const void *hi, uint64_t count,
-                                       uint64_t *offsets, void *keys_out, void *values_out)
+harmonia_status harmonia_range_count_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                           const void *lo, const void *hi, uint64_t count,
+                                           uint64_t *counts_out, void *stream)
+{
+    return range_count(tree, "harmonia_range_count_async", config, lo, hi, count, counts_out, true, stream);
+}
+
+static harmonia_status range_collect(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,
+                                     const void *lo, const void *hi, uint64_t count, uint64_t *offsets,
+                                     void *keys_out, void *values_out, bool async, void *stream)
 {
     REQUIRE_TREE(tree, "harmonia_range_collect");
     if (!offsets || (count > 0 && (!lo || !hi)))
-        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_range_collect: NULL lo, hi or offsets");
-    harmonia_backend backend = HARMONIA_BACKEND_CPU;
-    harmonia_status st = choose_backend(tree, config, &backend);
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: NULL lo, hi or offsets", fn);
+    harmonia_query_config config;
+    harmonia_backend backend = HARMONIA_BACKEND_GPU;
+    harmonia_status st = async ? async_setup(tree, fn, given, stream, &config) : hm_query_config(tree, given, &config);
+    if (st == HARMONIA_OK && !async)
+        st = choose_backend(tree, &config, &backend);
     if (st != HARMONIA_OK)
         return st;
     if (!keys_out && !values_out) {
         if (backend == HARMONIA_BACKEND_GPU)
-            return hm_gpu_range_offsets(tree, config, lo, hi, count, offsets);
-        kr_range_offsets(&tree->kr, lo, hi, count, offsets, query_threads(config));
+            return hm_gpu_range_offsets(tree, &config, async, lo, hi, count, offsets);
+        kr_range_offsets(&tree->kr, lo, hi, count, offsets, config.threads);
         return HARMONIA_OK;
     }
     /* Offsets in host memory are checked before anything is written through them (the CPU
      * engine always; the GPU engine for a tree loaded without verification, whose phase 1 may
      * have counted garbage: a count above the key count or a decrease would write past the
      * caller's arrays). Device offsets are the caller's to get right. */
-    const bool host_offsets = backend == HARMONIA_BACKEND_CPU ||
-                              (config && config->memory == HARMONIA_MEMORY_HOST);
+    const bool host_offsets = backend == HARMONIA_BACKEND_CPU || config.memory == HARMONIA_MEMORY_HOST;
     if (host_offsets && (backend == HARMONIA_BACKEND_CPU || tree->unverified)) {
         for (uint64_t i = 0; i < count; i++) {
             if (offsets[i + 1] < offsets[i])
-                return hm_fail(tree, HARMONIA_ERR_INVALID,
-                               "harmonia_range_collect: offsets decrease at %" PRIu64 " (not from phase 1?)", i);
+                return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: offsets decrease at %" PRIu64 " (not from phase 1?)",
+                               fn, i);
             if (offsets[i + 1] - offsets[i] > tree->kr.n_keys)
                 return hm_fail(tree, tree->unverified ? HARMONIA_ERR_CORRUPT : HARMONIA_ERR_INVALID,
-                               "harmonia_range_collect: range %" PRIu64 " holds %" PRIu64
-                               " pairs by its offsets, more than the tree's %" PRIu64 " keys%s", i,
+                               "%s: range %" PRIu64 " holds %" PRIu64
+                               " pairs by its offsets, more than the tree's %" PRIu64 " keys%s", fn, i,
                                offsets[i + 1] - offsets[i], tree->kr.n_keys,
                                tree->unverified ? " (the tree was loaded without verification and "
                                                   "its keys are out of order: run harmonia_check)"
@@ -336,37 +563,88 @@ harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query
         }
     }
     if (backend == HARMONIA_BACKEND_GPU)
-        return hm_gpu_range_collect(tree, config, lo, count, offsets, keys_out, values_out);
-    kr_range_collect_batch(&tree->kr, lo, hi, count, offsets, keys_out, values_out,
-                           query_threads(config));
+        return hm_gpu_range_collect(tree, &config, async, lo, count, offsets, keys_out, values_out);
+    kr_range_collect_batch(&tree->kr, lo, hi, count, offsets, keys_out, values_out, config.threads);
+    return HARMONIA_OK;
+}
+
+harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+                                       const void *lo, const void *hi, uint64_t count,
+                                       uint64_t *offsets, void *keys_out, void *values_out)
+{
+    return range_collect(tree, "harmonia_range_collect", config, lo, hi, count, offsets, keys_out, values_out,
+                         false, NULL);
+}
+
+harmonia_status harmonia_range_collect_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                             const void *lo, const void *hi, uint64_t count, uint64_t *offsets,
+                                             void *keys_out, void *values_out, void *stream)
+{
+    return range_collect(tree, "harmonia_range_collect_async", config, lo, hi, count, offsets, keys_out,
+                         values_out, true, stream);
+}
+
+harmonia_status harmonia_query_workspace_bytes(harmonia_tree *tree, const harmonia_query_config *given,
+                                               harmonia_query_kind kind, uint64_t count, size_t *device_bytes_out,
+                                               size_t *pinned_bytes_out)
+{
+    REQUIRE_TREE(tree, "harmonia_query_workspace_bytes");
+    if ((unsigned)kind > HARMONIA_QUERY_RANGE_COLLECT)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_query_workspace_bytes: unknown query kind %d", (int)kind);
+    harmonia_query_config config;
+    harmonia_status st = hm_query_config(tree, given, &config);
+    if (st != HARMONIA_OK)
+        return st;
+    size_t device_bytes = 0, pinned_bytes = 0;
+    st = hm_gpu_workspace_bytes(tree, &config, kind, count, &device_bytes, &pinned_bytes);
+    if (st != HARMONIA_OK)
+        return st;
+    if (device_bytes_out)
+        *device_bytes_out = device_bytes;
+    if (pinned_bytes_out)
+        *pinned_bytes_out = pinned_bytes;
     return HARMONIA_OK;
 }
 
 /* --- batch updates ----------------------------------------------------------------------------- */
 
-void harmonia_update_config_init(harmonia_update_config *config)
+static harmonia_update_config update_defaults(void)
 {
-    memset(config, 0, sizeof *config);
-    config->insert_existing = HARMONIA_INSERT_EXISTING_ERROR;
-    config->update_missing = HARMONIA_UPDATE_MISSING_ERROR;
-    config->split_fill = 0.75;
+    harmonia_update_config d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.insert_existing = HARMONIA_INSERT_EXISTING_ERROR;
+    d.update_missing = HARMONIA_UPDATE_MISSING_ERROR;
+    d.split_fill = 0.75;
+    return d;
 }
 
-harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
+void harmonia_update_config_init_sized(harmonia_update_config *config, size_t size)
+{
+    const harmonia_update_config d = update_defaults();
+    hm_config_init(config, size, &d, sizeof d);
+}
+
+harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *given,
                                 const uint8_t *kinds, const void *keys, const void *values,
                                 uint64_t count, harmonia_update_stats *stats_out)
 {
     REQUIRE_TREE(tree, "harmonia_update");
-    harmonia_update_config defaults;
-    if (!config) {
-        harmonia_update_config_init(&defaults);
-        config = &defaults;
+    harmonia_update_config own = update_defaults();
+    if (given) {
+        harmonia_status st = hm_config_read(tree, "harmonia_update_config", &own, sizeof own, sizeof own, given);
+        if (st != HARMONIA_OK)
+            return st;
     }
+    const harmonia_update_config *config = &own;
     if (count > 0 && (!kinds || !keys))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_update: NULL kinds or keys with %" PRIu64 " operations", count);
     if ((unsigned)config->insert_existing > HARMONIA_INSERT_EXISTING_UPSERT ||
         (unsigned)config->update_missing > HARMONIA_UPDATE_MISSING_SKIP)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_update: unknown policy");
+    if (config->threads < 0)
+        return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_update: threads %d: use 0 (OpenMP's default) or more",
+                       config->threads);
     double split_fill = config->split_fill != 0.0 ? config->split_fill : 0.75;
     if (!(split_fill > 0.0 && split_fill <= 1.0))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "split fill %g: use a fraction in (0, 1]", split_fill);
@@ -405,14 +683,11 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
         .update_missing = config->update_missing,
         .split_fill = split_fill,
         .in_place_allowed = tree->mapping == NULL,
+        .threads = config->threads,
     };
     upd_result result;
     kr_error err = {{0}};
-    int saved_threads = omp_get_max_threads();
-    if (config->threads > 0)
-        omp_set_num_threads(config->threads);
     st = upd_apply_batch(&tree->kr, &p, kinds, keys, values, count, &stats, &result, &err);
-    omp_set_num_threads(saved_threads);
     if (st != HARMONIA_OK) {
         if (stats_out)
             stats_out->failed_operation =
@@ -495,7 +770,8 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
     uint32_t constant_levels = 0;
     info->constant_prefix_entries = hm_constant_entries(tree, &constant_levels);
     info->constant_prefix_levels = constant_levels;
-    hm_gpu_fill_info(tree, info);
+    info->device = tree->device;
+    hm_gpu_fill_info(tree, info); /* the device copy's device, version and bytes, if it exists */
     return HARMONIA_OK;
 }
 

@@ -3,6 +3,7 @@
 #ifndef HARMONIA_TREE_INTERNAL_H
 #define HARMONIA_TREE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 
 #include "harmonia.h"
@@ -17,6 +18,11 @@ struct harmonia_tree {
     void *mapping;            /* the mapped index file when loaded, else NULL */
     size_t mapping_bytes;
     struct hm_gpu *gpu;       /* the device copy and its pipeline (gpu_tree.cu), NULL if none */
+    pthread_mutex_t gpu_lock; /* guards gpu and everything it holds (lanes, scratch, tables): the
+                                 tree's own lock, never held while waiting for a caller's stream */
+    int device;               /* where the device copy goes: a device id or HARMONIA_DEVICE_CURRENT */
+    bool has_allocator;       /* allocator holds the caller's functions (else the library's) */
+    harmonia_allocator allocator;
     char last_error[512];
     /* --- the file behind the tree (index_file.c) --- */
     char *source_path;        /* the real path it was loaded from or last saved to, else NULL */
@@ -40,7 +46,30 @@ harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char 
 /* Allocates a zeroed tree handle with the default settings (NULL on allocation failure). */
 harmonia_tree *hm_tree_new(void);
 
-/* First-child entries the next upload keeps in __constant__ memory (whole levels plus the
+/* Configs of any header version (tree.c): hm_config_read copies the fields of the caller's config
+ * `given` (its size field first) over `own`, which holds this library's defaults; a size below
+ * oldest_bytes is INVALID, unknown non-zero fields of a newer header UNSUPPORTED (the message names
+ * the config). hm_config_init fills the first `size` bytes of a caller's config from defaults and
+ * sets its size (the *_init_sized functions). */
+harmonia_status hm_config_read(harmonia_tree *tree, const char *name, void *own, size_t own_bytes,
+                               size_t oldest_bytes, const void *given);
+void hm_config_init(void *config, size_t size, const void *defaults, size_t own_bytes);
+/* A query config resolved: the defaults when given is NULL. */
+harmonia_status hm_query_config(harmonia_tree *tree, const harmonia_query_config *given,
+                                harmonia_query_config *out);
+
+/* An NTG config resolved, with its query config (given->query, or the defaults) copied into
+ * *query_out and out->query pointing at it (ntg_choice.c). */
+harmonia_status hm_ntg_config(harmonia_tree *tree, const harmonia_ntg_config *given, harmonia_ntg_config *out,
+                              harmonia_query_config *query_out);
+
+/* Sets the tree's device and allocator (checked; a device copy made otherwise is released). */
+harmonia_status hm_set_placement(harmonia_tree *tree, int device, const harmonia_allocator *allocator);
+
+/* The bytes of the device copy of a layout (key region, leaf values, first child, leaf ranks). */
+uint64_t hm_device_copy_bytes(const kr_tree *t);
+
+/* First-child entries the GPU kernels read from constant memory (whole levels plus the
  * sentinel, by the tree's constant_levels setting); *levels_out gets the levels they cover. */
 uint64_t hm_constant_entries(const harmonia_tree *tree, uint32_t *levels_out);
 

@@ -1,18 +1,70 @@
-/* harmonia.h — the one public header of libharmonia: types, status codes and every public
- * function with its contract. Internals (node layout, kernels, file format details) live in the
- * component folders; nothing here exposes them. */
+/* harmonia.h — the public header of libharmonia: types, status codes and every public function
+ * with its contract (with harmonia_version.h, which meson generates). Internals (node layout,
+ * kernels, file format details) live in the component folders; nothing here exposes them.
+ *
+ * =================================== THE EMBEDDING CONTRACT ===================================
+ * ERRORS. Every function that can fail returns a harmonia_status and records a message in words
+ *   (harmonia_last_error). Nothing aborts, nothing prints, nothing exits on bad input.
+ * CONFIG STRUCTS GROW WITHOUT BREAKING CALLERS. Every config struct (build, query, update, load,
+ *   NTG) begins with `size`, which its init function sets to the sizeof the caller compiled with;
+ *   the init functions are the only way to make a config (they are inline: they pass the caller's
+ *   sizeof to the library). A library newer than the header reads the fields such a config has and
+ *   takes the defaults for those added since; a config whose size is 0 or unknown is INVALID. Output
+ *   structs (info, stats, results) end in reserved space that later versions fill: their size does
+ *   not change within one soname (libharmonia.so.0).
+ * THREADS. Any number of host threads may query trees at once, the same tree included (CPU and
+ *   GPU). Calls that change a tree (update, set_*, upload, release, free) must not run while other
+ *   threads use that tree. There is no process-wide lock: a tree's GPU resources are guarded by the
+ *   tree's own mutex, so calls on different trees never wait for each other; host-array GPU calls
+ *   of one tree share its staging buffers and run one after another.
+ * OPENMP. CPU work runs in OpenMP parallel regions with num_threads clauses (the configs' threads;
+ *   0 = the calling thread's OpenMP default). The library never changes the caller's OpenMP
+ *   settings (omp_set_num_threads and the like are never called).
+ * DEVICES. A tree's device copy lives on one GPU: the device in its build or load config, or set by
+ *   harmonia_set_device; by default (HARMONIA_DEVICE_CURRENT) the caller's current device when the
+ *   copy is made. Every CUDA call of the tree runs on that device and the caller's current device
+ *   is restored before the call returns. Device arrays given to a tree must live on its device.
+ * STREAMS. No call synchronises the device (cudaDeviceSynchronize) or a stream other than the
+ *   caller's and the tree's own. A synchronous device-array call runs on config->stream and waits
+ *   for that stream only; the *_async calls queue their work on the stream they are given and
+ *   return at once (device arrays only: host arrays are INVALID, never silently synchronous).
+ *   Host-array calls run on the tree's own streams and return with the results in place. Updates,
+ *   uploads and releases of a tree are ordered after its queries already queued on any stream (each
+ *   query call records an event the tree's stream waits on), so they never overwrite or free what
+ *   a query in flight reads. So a query must not wait (through the caller's events) for work queued
+ *   later on the same tree: the first call after an upload, an update or a new PSA plan, or one
+ *   that makes the tree's scratch, queues its wait for the tree's stream, which follows the queries
+ *   queued before. Streams given to a tree belong to its device. The stream NULL is CUDA's default
+ *   stream, with its usual semantics.
+ * MEMORY. Host memory comes from malloc. Device and pinned host memory of a tree (its device copy,
+ *   the bucket tables, the staging of host-array calls and the scratch of device-array calls) come
+ *   from the allocator in its config (harmonia_allocator; default: cudaMallocAsync / cudaFreeAsync
+ *   on the tree's stream, cudaHostAlloc / cudaFreeHost). harmonia_device_bytes says what the device
+ *   copy takes, harmonia_query_workspace_bytes what a call of a given size needs; a caller may hand
+ *   a device-array call its own workspace (config->workspace, CUB's two-phase style), and the tree
+ *   then allocates nothing for that call.
+ * ============================================================================================== */
 #ifndef HARMONIA_H
 #define HARMONIA_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HARMONIA_VERSION_STRING "0.1.0"
+#include "harmonia_version.h" /* HARMONIA_VERSION_STRING, _MAJOR, _MINOR, _PATCH, _NUMBER */
+
+/* Every function of the library is declared HARMONIA_API: the one thing libharmonia exports (it is
+ * built with hidden visibility and a version script; nm -D shows harmonia_* only). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HARMONIA_API __attribute__((visibility("default")))
+#else
+#define HARMONIA_API
+#endif
 
 /* The deepest tree the library builds (levels, root to leaves). With F >= 8 and at least
  * F/2 children per internal node this is far beyond any tree that fits in memory. */
@@ -41,8 +93,12 @@ typedef enum harmonia_status {
                                         was changed or replaced since it was loaded */
 } harmonia_status;
 
+/* The version of the library linked, "MAJOR.MINOR.PATCH" as the project's meson.build sets it
+ * (HARMONIA_VERSION_STRING is that of the headers compiled against). Never NULL. */
+HARMONIA_API const char *harmonia_version(void);
+
 /* A constant English description of a status code ("invalid argument", ...). Never NULL. */
-const char *harmonia_strerror(harmonia_status status);
+HARMONIA_API const char *harmonia_strerror(harmonia_status status);
 
 typedef struct harmonia_tree harmonia_tree;
 
@@ -50,11 +106,43 @@ typedef struct harmonia_tree harmonia_tree;
  * empty string if none). With NULL: the last failure in the calling thread of a call that has no
  * tree yet (harmonia_build, harmonia_load) or was given a NULL tree. The pointer stays valid until
  * the next failing call on the same tree / thread. Never NULL. */
-const char *harmonia_last_error(const harmonia_tree *tree);
+HARMONIA_API const char *harmonia_last_error(const harmonia_tree *tree);
 
 /* Progress of long steps (build, load, save): phase names the step, fraction is in [0, 1].
  * Called from the calling thread only. */
 typedef void (*harmonia_progress_fn)(void *arg, const char *phase, double fraction);
+
+/* ---------------------------------------------------------------------------------------------
+ * Devices and memory (see THE EMBEDDING CONTRACT above).
+ * ------------------------------------------------------------------------------------------- */
+
+/* The device of a tree: a CUDA device id, or this: the caller's current device when the device copy
+ * is made (its first GPU call or harmonia_device_upload). */
+#define HARMONIA_DEVICE_CURRENT (-1)
+
+/* An engine's own memory for a tree: function pointers and their context. The library calls them
+ * with the tree's device current, from the thread of the call that needs the memory (so they must
+ * be thread-safe when several trees share one). device_alloc returns memory usable on any stream at
+ * once (NULL: out of memory, the call fails with DEVICE_MEMORY); stream is the tree's own stream
+ * (cudaStream_t), for stream-ordered pools. device_free is called once the memory is no longer used
+ * by any work of the tree (the library has waited for it). host_alloc / host_free give pinned host
+ * memory (the staging buffers of host-array queries; NULL: out of memory). Either pair may be NULL:
+ * the library's default for that kind. Make one with harmonia_allocator_init, then set the
+ * pointers; the library copies the struct. */
+typedef struct harmonia_allocator {
+    uint32_t size;  /* sizeof(harmonia_allocator): set by harmonia_allocator_init */
+    void *context;
+    void *(*device_alloc)(void *context, size_t bytes, void *stream);
+    void (*device_free)(void *context, void *pointer, size_t bytes, void *stream);
+    void *(*host_alloc)(void *context, size_t bytes);
+    void (*host_free)(void *context, void *pointer, size_t bytes);
+} harmonia_allocator;
+
+static inline void harmonia_allocator_init(harmonia_allocator *allocator)
+{
+    memset(allocator, 0, sizeof *allocator);
+    allocator->size = (uint32_t)sizeof *allocator;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Building.
@@ -66,6 +154,7 @@ typedef enum harmonia_duplicates {
 } harmonia_duplicates;
 
 typedef struct harmonia_build_config {
+    uint32_t size;         /* set by harmonia_build_config_init (see the contract above) */
     uint32_t key_bits;     /* 32 or 64: the width of keys and of values. Default 64. */
     uint32_t fanout;       /* F, children per internal node: 8, 16, 32, 64 or 128. 0 = default
                             * for the key width, HARMONIA_DEFAULT_FANOUT(key_bits). */
@@ -76,17 +165,24 @@ typedef struct harmonia_build_config {
     int threads;           /* OpenMP threads; 0 = OpenMP's default */
     harmonia_progress_fn progress; /* optional */
     void *progress_arg;
+    int device;            /* the GPU of the device copy; HARMONIA_DEVICE_CURRENT (default) */
+    const harmonia_allocator *allocator; /* device and pinned memory; NULL = the library's */
 } harmonia_build_config;
 
-/* The default F: one 128-byte line per internal node (16 64-bit or 32 32-bit keys). Measured on the
- * H100 (bench/RESULTS.md, session 3): for 32-bit keys F = 32 beats F = 16 from 2^23 keys up (2^28:
- * 8.4 against 6.2 G lookups/s); below, where the whole tree sits in L2, F = 16 is up to 15 % faster. */
+/* The default F: one 128-byte line per internal node (16 64-bit or 32 32-bit keys); the default L.
+ * Chosen by measurement (bench/NOTES.md, "Defaults and where they were measured"). */
 #define HARMONIA_DEFAULT_FANOUT(key_bits) ((key_bits) == 32 ? 32u : 16u)
 #define HARMONIA_DEFAULT_LEAF_SIZE 16
 #define HARMONIA_DEFAULT_LEAF_FILL 1.0
 
-/* Fills *config with the defaults (fanout 0: the key width's default, chosen by harmonia_build). */
-void harmonia_build_config_init(harmonia_build_config *config);
+/* Fills the first `size` bytes of *config with the defaults (fanout 0: the key width's default,
+ * chosen by harmonia_build) and sets config->size = size. Call it through harmonia_build_config_init,
+ * which passes the sizeof of the caller's header. */
+HARMONIA_API void harmonia_build_config_init_sized(harmonia_build_config *config, size_t size);
+static inline void harmonia_build_config_init(harmonia_build_config *config)
+{
+    harmonia_build_config_init_sized(config, sizeof *config);
+}
 
 /* Builds a tree from count pairs (keys[i], values[i]), both arrays of config->key_bits-wide
  * unsigned integers in host memory, in any order (unless config->input_sorted). values may be NULL:
@@ -95,19 +191,24 @@ void harmonia_build_config_init(harmonia_build_config *config);
  * tree). The inputs are not modified and may be freed afterwards. Synchronous; OpenMP-parallel.
  * On success *tree_out owns the new tree (free with harmonia_free). On failure *tree_out is NULL and
  * the message (harmonia_last_error(NULL)) names the problem, e.g. the first out-of-order position
- * or the first duplicate key.
- * Errors: INVALID, NO_MEMORY, DUPLICATE_KEY, UNSORTED, CAPACITY. */
-harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys,
+ * or the first duplicate key. The tree takes config->device and config->allocator for its device
+ * copy (none is made here).
+ * Errors: INVALID (also: a config not made by harmonia_build_config_init), UNSUPPORTED (a config of
+ * a newer header with options set that this library does not know), NO_MEMORY, DUPLICATE_KEY,
+ * UNSORTED, CAPACITY. */
+HARMONIA_API harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys,
                                const void *values, uint64_t count, harmonia_tree **tree_out);
 
-/* Frees a tree and everything it owns (host memory, a mapped file, the device copy). NULL is a
- * no-op. */
-void harmonia_free(harmonia_tree *tree);
+/* Frees a tree and everything it owns (host memory, a mapped file, the device copy: its memory is
+ * given back after the tree's queries already queued on any stream). NULL is a no-op. */
+HARMONIA_API void harmonia_free(harmonia_tree *tree);
 
 /* ---------------------------------------------------------------------------------------------
  * Queries. Every query function takes arrays of count queries of the tree's key width and writes
  * count results in the same order. count may be 0. A NULL config means the defaults.
- * Queries do not modify the tree; several threads may query one tree at once (CPU backend).
+ * Queries do not modify the tree; several threads may query one tree at once, on the CPU and on
+ * the GPU (see THE EMBEDDING CONTRACT). The calls without _async return with their results in
+ * place; the *_async calls (below) return once their work is queued.
  * ------------------------------------------------------------------------------------------- */
 typedef enum harmonia_backend {
     HARMONIA_BACKEND_AUTO = 0, /* the GPU when one is usable, else the CPU */
@@ -123,6 +224,7 @@ typedef enum harmonia_memory {
 } harmonia_memory;
 
 typedef struct harmonia_query_config {
+    uint32_t size;             /* set by harmonia_query_config_init (see the contract above) */
     harmonia_backend backend;
     int threads;               /* CPU engine: OpenMP threads; 0 = OpenMP's default */
     /* --- GPU engine (ignored by the CPU engine) --- */
@@ -131,8 +233,8 @@ typedef struct harmonia_query_config {
                                   partitioned by the top bits of its keys' place in the span of the
                                   tree's keys (psa/psa.h), searched tile by tile in shared memory,
                                   and its results gathered back into query order. Auto: on for
-                                  windows of at least 2^18 queries and 2 queries per leaf, where it
-                                  was faster on the H100 (bench/RESULTS.md, session 4); off for
+                                  windows of at least 2^18 queries and 2 queries per leaf (the
+                                  policy, psa/psa_policy.h; measured in bench/NOTES.md); off for
                                   smaller or sparser windows, which the descent kernels serve */
     uint64_t psa_window;       /* queries partitioned together; 0 = device arrays: up to 2^27 (less
                                   when half the free GPU memory cannot hold ~40 bytes a query);
@@ -145,18 +247,30 @@ typedef struct harmonia_query_config {
                                   ranges' mean length) */
     harmonia_memory memory;    /* where the arrays of the call live */
     uint32_t pipeline_depth;   /* windows in flight at once (streams), 1 to 3; 0 = 3 */
-    void *stream;              /* cudaStream_t for device arrays; NULL = the default stream */
-    bool async;                /* device arrays: return once queued on stream (no host sync) */
+    void *stream;              /* cudaStream_t of synchronous device-array calls (they queue their
+                                  work on it and wait for it alone); NULL = CUDA's default stream.
+                                  The *_async calls take their stream as an argument instead */
+    void *workspace;           /* device-array calls: device memory of at least workspace_bytes on
+                                  the tree's device, for the call's scratch (PSA windows, range
+                                  offsets), in place of the tree's own; not used concurrently by
+                                  another call. NULL: the tree's scratch, allocated on first need
+                                  and kept (harmonia_query_workspace_bytes says how much) */
+    size_t workspace_bytes;
 } harmonia_query_config;
 
-/* Fills *config with the defaults: backend auto, PSA auto with the default window, G from the
- * tree, memory auto, synchronous. */
-void harmonia_query_config_init(harmonia_query_config *config);
+/* Fills the first `size` bytes of *config with the defaults: backend auto, PSA auto with the
+ * default window, G from the tree, memory auto, the default stream, the tree's scratch; sets
+ * config->size = size. Call it through harmonia_query_config_init. */
+HARMONIA_API void harmonia_query_config_init_sized(harmonia_query_config *config, size_t size);
+static inline void harmonia_query_config_init(harmonia_query_config *config)
+{
+    harmonia_query_config_init_sized(config, sizeof *config);
+}
 
 /* Point lookups: for each i, found_out[i] = 1 and values_out[i] = the value of queries[i] if the
  * key is present, else found_out[i] = 0 and values_out[i] = 0. Synchronous.
  * Errors: INVALID (NULL arrays with count > 0), NO_DEVICE, DEVICE, DEVICE_MEMORY. */
-harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config,
+HARMONIA_API harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config,
                                 const void *queries, uint64_t count, void *values_out,
                                 uint8_t *found_out);
 
@@ -166,20 +280,20 @@ harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config
  * queries outside the keys' span last), so a caller that does not need the original order skips the
  * restore step; without it (and on the CPU backend) positions_out[i] = i. Errors as
  * harmonia_lookup. */
-harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
+HARMONIA_API harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
                                           const void *queries, uint64_t count, void *values_out,
                                           uint8_t *found_out, uint64_t *positions_out);
 
 /* Lower bound: for each i, the smallest key >= queries[i] and its value, found_out[i] = 1; when no
  * key is >= queries[i], found_out[i] = 0 and keys_out[i] = values_out[i] = 0. keys_out or
  * values_out may be NULL when not wanted; found_out may not. Synchronous. */
-harmonia_status harmonia_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
+HARMONIA_API harmonia_status harmonia_lower_bound(harmonia_tree *tree, const harmonia_query_config *config,
                                      const void *queries, uint64_t count, void *keys_out,
                                      void *values_out, uint8_t *found_out);
 
 /* Range count: counts_out[i] = the number of keys k with lo[i] <= k <= hi[i] (inclusive on both
  * ends; lo > hi is an empty range, count 0, not an error). Synchronous. */
-harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_config *config,
+HARMONIA_API harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_config *config,
                                      const void *lo, const void *hi, uint64_t count,
                                      uint64_t *counts_out);
 
@@ -193,9 +307,68 @@ harmonia_status harmonia_range_count(harmonia_tree *tree, const harmonia_query_c
  *   does the GPU engine for a tree loaded without verification when config->memory is HOST
  *   (CORRUPT: its damaged keys gave such counts).
  * Synchronous. */
-harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
+HARMONIA_API harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
                                        const void *lo, const void *hi, uint64_t count,
                                        uint64_t *offsets, void *keys_out, void *values_out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Asynchronous queries on the caller's stream (as cuCollections' *_async calls). The same
+ * operations and results as the calls above, for arrays in device memory of the tree's device:
+ * the work is queued on `stream` (a cudaStream_t; NULL = CUDA's default stream) and the call
+ * returns without waiting for it; the results are in place once the stream reaches that point.
+ * The arrays must stay valid, and must not be written, until then. config->stream is not read.
+ * The backend is the GPU (CPU in the config: INVALID; no GPU: NO_DEVICE). Arrays in host memory are
+ * INVALID, with a message saying so: nothing here ever waits for the GPU. Scratch comes from
+ * config->workspace when given (two-phase: harmonia_query_workspace_bytes first), else from the
+ * tree's own, which is allocated on the first call that needs it (that call may wait for the
+ * allocation) and kept; calls on one tree's own scratch are ordered among themselves by the tree.
+ * The first call after an upload, an update or a new PSA plan queues its wait for the tree's stream
+ * on `stream`, nothing on the host.
+ * Errors: INVALID, NO_DEVICE, DEVICE, DEVICE_MEMORY; an error of the work itself shows on the
+ * stream (cudaStreamSynchronize), as with any CUDA work. */
+HARMONIA_API harmonia_status harmonia_lookup_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                                   const void *queries, uint64_t count, void *values_out,
+                                                   uint8_t *found_out, void *stream);
+HARMONIA_API harmonia_status harmonia_lookup_unordered_async(harmonia_tree *tree,
+                                                             const harmonia_query_config *config,
+                                                             const void *queries, uint64_t count,
+                                                             void *values_out, uint8_t *found_out,
+                                                             uint64_t *positions_out, void *stream);
+HARMONIA_API harmonia_status harmonia_lower_bound_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                                        const void *queries, uint64_t count, void *keys_out,
+                                                        void *values_out, uint8_t *found_out, void *stream);
+HARMONIA_API harmonia_status harmonia_range_count_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                                        const void *lo, const void *hi, uint64_t count,
+                                                        uint64_t *counts_out, void *stream);
+/* Range collect's two phases as harmonia_range_collect, with device offsets. Phase 2 does not read
+ * the offsets on the host: G is config->group_size, else the tree's choice (the synchronous call
+ * picks a wider G for long ranges from their mean length). */
+HARMONIA_API harmonia_status harmonia_range_collect_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                                          const void *lo, const void *hi, uint64_t count,
+                                                          uint64_t *offsets, void *keys_out, void *values_out,
+                                                          void *stream);
+
+/* What a query call needs besides its arrays. */
+typedef enum harmonia_query_kind {
+    HARMONIA_QUERY_LOOKUP = 0,
+    HARMONIA_QUERY_LOOKUP_UNORDERED,
+    HARMONIA_QUERY_LOWER_BOUND,
+    HARMONIA_QUERY_RANGE_COUNT,
+    HARMONIA_QUERY_RANGE_OFFSETS, /* range collect, phase 1 */
+    HARMONIA_QUERY_RANGE_COLLECT, /* range collect, phase 2 */
+} harmonia_query_kind;
+
+/* The memory a GPU call of `count` queries of `kind` with `config` (NULL: the defaults) needs
+ * besides the tree's device copy (harmonia_device_bytes) and its arrays. With config->memory
+ * DEVICE or AUTO (taken as device arrays): *device_bytes_out = the workspace bytes (0: none; the
+ * bytes config->workspace must hold, or what the tree allocates and keeps when it has none) and
+ * *pinned_bytes_out = 0. With HOST: the tree's staging buffers for host arrays (device and pinned
+ * host memory, allocated on the first host-array call and kept). Either pointer may be NULL.
+ * Needs a usable GPU of the tree's device (the scratch depends on it); makes no device copy.
+ * Errors: INVALID, NO_DEVICE, DEVICE. */
+HARMONIA_API harmonia_status harmonia_query_workspace_bytes(harmonia_tree *tree, const harmonia_query_config *config,
+                                                            harmonia_query_kind kind, uint64_t count,
+                                                            size_t *device_bytes_out, size_t *pinned_bytes_out);
 
 /* ---------------------------------------------------------------------------------------------
  * Batch updates (CPU, OpenMP), then a sync of the device copy.
@@ -218,6 +391,7 @@ typedef enum harmonia_update_policy {
 } harmonia_update_policy;
 
 typedef struct harmonia_update_config {
+    uint32_t size;       /* set by harmonia_update_config_init (see the contract above) */
     harmonia_insert_policy insert_existing;
     harmonia_update_policy update_missing;
     double split_fill;   /* a leaf that overflows is split into nodes filled to about this
@@ -242,9 +416,15 @@ typedef struct harmonia_update_stats {
     double sort_seconds, apply_seconds, relayout_seconds, upload_seconds;
     uint64_t failed_operation; /* KEY_EXISTS / KEY_MISSING / INVALID: the index of the first failing
                                   operation; UINT64_MAX otherwise */
+    uint64_t reserved[8];      /* zero; later versions report more here */
 } harmonia_update_stats;
 
-void harmonia_update_config_init(harmonia_update_config *config);
+/* Defaults: strict policies, split fill 0.75, OpenMP's default threads, the device copy synced. */
+HARMONIA_API void harmonia_update_config_init_sized(harmonia_update_config *config, size_t size);
+static inline void harmonia_update_config_init(harmonia_update_config *config)
+{
+    harmonia_update_config_init_sized(config, sizeof *config);
+}
 
 /* Applies count operations (kinds[i] one of harmonia_op_kind; keys[i] and values[i] of the tree's
  * key width, values ignored for deletes and may be NULL if all are deletes) to the tree, as one
@@ -252,7 +432,8 @@ void harmonia_update_config_init(harmonia_update_config *config);
  * strict policy, or memory runs out, the tree is exactly as before (bit for bit) and the message
  * names the first failing operation's index. On success the tree's version is bumped and, when it
  * has a device copy, the copy is synchronised (only dirty leaves when the shape did not change)
- * before the call returns: GPU queries before see the old version, after it the new one.
+ * before the call returns: GPU queries before see the old version, after it the new one (the sync
+ * is ordered after the tree's queries already queued on any stream, which still read the old one).
  * A tree loaded from a file is copied into memory by its first update; one loaded without
  * verification is verified in full first (section checksums and integrity checker: CORRUPT, and
  * nothing applied, when it fails). stats may be NULL; it is
@@ -260,7 +441,7 @@ void harmonia_update_config_init(harmonia_update_config *config);
  * The tree must not be queried from other threads during the call. Synchronous.
  * Errors: INVALID (bad kind, NULL arrays), KEY_EXISTS, KEY_MISSING, NO_MEMORY, CAPACITY, CORRUPT
  * (an unverified tree that fails verification), and the device errors of the sync (then the host tree is updated and the device copy released). */
-harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
+HARMONIA_API harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
                                 const uint8_t *kinds, const void *keys, const void *values,
                                 uint64_t count, harmonia_update_stats *stats);
 
@@ -286,7 +467,7 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
  * the integrity checker): a damaged one fails with CORRUPT and nothing is written, so a save never
  * hides damage behind fresh checksums.
  * Synchronous. Errors: INVALID, IO (with the OS's reason), CONFLICT, CORRUPT, NO_MEMORY. */
-harmonia_status harmonia_save(harmonia_tree *tree, const char *path);
+HARMONIA_API harmonia_status harmonia_save(harmonia_tree *tree, const char *path);
 
 /* Advisory locking of an index file by harmonia_load (see harmonia_load_config.lock). */
 typedef enum harmonia_lock_mode {
@@ -296,6 +477,7 @@ typedef enum harmonia_lock_mode {
 } harmonia_lock_mode;
 
 typedef struct harmonia_load_config {
+    uint32_t size;                 /* set by harmonia_load_config_init (see the contract above) */
     bool verify;                   /* check checksums and run the integrity checker (default on).
                                       Off, the O(nodes) structure checks still run (first-child
                                       bounds and monotonicity, children per node, level sizes,
@@ -309,9 +491,16 @@ typedef struct harmonia_load_config {
                                       modify-write of an update is then never lost) */
     harmonia_progress_fn progress; /* optional */
     void *progress_arg;
+    int device;                    /* the GPU of the device copy; HARMONIA_DEVICE_CURRENT (default) */
+    const harmonia_allocator *allocator; /* device and pinned memory; NULL = the library's */
 } harmonia_load_config;
 
-void harmonia_load_config_init(harmonia_load_config *config);
+/* Defaults: verify, no lock, the current device, the library's allocator. */
+HARMONIA_API void harmonia_load_config_init_sized(harmonia_load_config *config, size_t size);
+static inline void harmonia_load_config_init(harmonia_load_config *config)
+{
+    harmonia_load_config_init_sized(config, sizeof *config);
+}
 
 /* Loads an index file written by harmonia_save, mapping it into memory (the tree reads the file's
  * pages in place; it stays valid while the tree lives). Sizes, offsets, counts and the tree's
@@ -323,7 +512,7 @@ void harmonia_load_config_init(harmonia_load_config *config);
  * before it is read.
  * Errors: INVALID, IO, CORRUPT (what is wrong, in words), UNSUPPORTED (another format version or
  * an unknown key width), NO_MEMORY, CONFLICT (config->lock TRY and another process holds it). */
-harmonia_status harmonia_load(const char *path, const harmonia_load_config *config,
+HARMONIA_API harmonia_status harmonia_load(const char *path, const harmonia_load_config *config,
                               harmonia_tree **tree_out);
 
 /* ---------------------------------------------------------------------------------------------
@@ -336,7 +525,7 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *conf
  * broken invariant in words in harmonia_last_error(tree). A tree loaded without verification also
  * gets its section checksums checked against the file's (then it counts as verified). Synchronous,
  * read-only. */
-harmonia_status harmonia_check(harmonia_tree *tree);
+HARMONIA_API harmonia_status harmonia_check(harmonia_tree *tree);
 
 typedef struct harmonia_tree_info {
     uint32_t key_bits;
@@ -357,15 +546,18 @@ typedef struct harmonia_tree_info {
     uint64_t version;           /* bumped by each applied update batch */
     uint32_t ntg_group_size;    /* the stored NTG choice; 0 = none stored */
     bool mapped;                /* the tree reads a mapped index file */
-    uint64_t constant_prefix_entries; /* first-child entries the GPU keeps in __constant__ memory
-                                       * (at the next upload; see harmonia_set_constant_levels) */
+    uint64_t constant_prefix_entries; /* first-child entries the GPU kernels read from constant
+                                       * memory (see harmonia_set_constant_levels) */
     uint32_t constant_prefix_levels;  /* the whole internal levels those entries cover */
     bool device_resident;       /* a device copy exists */
     uint64_t device_version;    /* the tree version the device copy holds */
-    uint64_t device_bytes;      /* GPU memory held by the device copy */
+    uint64_t device_bytes;      /* GPU memory held by the device copy and its scratch */
+    int device;                 /* the device of the copy; without one, the tree's setting
+                                   (HARMONIA_DEVICE_CURRENT or a device id) */
+    uint64_t reserved[8];       /* zero; later versions report more here */
 } harmonia_tree_info;
 
-harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *info_out);
+HARMONIA_API harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *info_out);
 
 /* ---------------------------------------------------------------------------------------------
  * NTG profiling: choosing G, the threads that search one query together on the GPU (narrowed
@@ -387,10 +579,12 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
 #define HARMONIA_NTG_DEFAULT_RUNS 5
 
 typedef struct harmonia_ntg_config {
-    harmonia_query_config query; /* how the workload runs on the GPU: psa, psa_window, psa_bits,
-                                    pipeline_depth. The model simulates the PSA order they give;
-                                    the measurement runs with them. backend, memory, group_size,
-                                    stream and async are the profiler's (ignored here). */
+    uint32_t size;     /* set by harmonia_ntg_config_init (see the contract above) */
+    const harmonia_query_config *query; /* how the workload runs on the GPU (NULL: the defaults):
+                                    psa, psa_window, psa_bits, pipeline_depth. The model simulates
+                                    the PSA order they give; the measurement runs with them.
+                                    backend, memory, group_size, stream and workspace are the
+                                    profiler's (ignored here). */
     bool unordered;    /* the workload takes results in PSA order (harmonia_lookup_unordered);
                           then psa = -1 (auto) means on, as in the engine; else harmonia_lookup */
     uint64_t sample;   /* model: queries traversed, taken as runs of 32 (one warp at G = 1);
@@ -404,7 +598,11 @@ typedef struct harmonia_ntg_config {
 
 /* Fills *config with the defaults: the query defaults (PSA auto, the engine's window), results in
  * query order, a sample of 1000, the last 2 levels, 1 warm-up and 5 timed runs per G. */
-void harmonia_ntg_config_init(harmonia_ntg_config *config);
+HARMONIA_API void harmonia_ntg_config_init_sized(harmonia_ntg_config *config, size_t size);
+static inline void harmonia_ntg_config_init(harmonia_ntg_config *config)
+{
+    harmonia_ntg_config_init_sized(config, sizeof *config);
+}
 
 typedef struct harmonia_ntg_model_result {
     uint32_t size_count;                          /* G values modelled: log2(min(F, 32)) + 1 */
@@ -424,6 +622,7 @@ typedef struct harmonia_ntg_model_result {
     uint32_t psa_begin_bit, psa_end_bit; /* its sort bits [begin, end) */
     uint64_t window;         /* the queries of the window the runs were taken from (PSA off:
                                 the whole batch) */
+    uint64_t reserved[8];    /* zero; later versions report more here */
 } harmonia_ntg_model_result;
 
 typedef struct harmonia_ntg_measurement {
@@ -436,23 +635,24 @@ typedef struct harmonia_ntg_measurement {
     uint64_t found;       /* its hits (the same for every G: checked) */
     bool psa;             /* PSA as the engine resolved it for this workload */
     uint32_t warmup, runs;
-    char device[256];     /* the GPU's name */
+    char device[256];     /* the GPU's name (the tree's device) */
+    uint64_t reserved[8]; /* zero; later versions report more here */
 } harmonia_ntg_measurement;
 
 /* Fills queries_out (count keys of the tree's width, host memory) with keys drawn uniformly, with
  * replacement, from the tree's keys: a workload of hits for profiling when the caller has none.
  * Deterministic for a seed (whatever the thread count). Synchronous; OpenMP-parallel.
  * Errors: INVALID (NULL tree, NULL queries_out with count > 0, an empty tree with count > 0). */
-harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64_t seed,
+HARMONIA_API harmonia_status harmonia_sample_keys(harmonia_tree *tree, uint64_t count, uint64_t seed,
                                      void *queries_out);
 
 /* The model: traverses a sample of the count queries (host memory, the tree's key width; the
  * workload as it would be given to harmonia_lookup) on the CPU and fills *result. A NULL config
  * means the defaults. With PSA on and no configured window, the window is the one the engine
- * would take on GPU 0 (its L2 size; an 8 MiB L2 is assumed without a GPU). Needs no GPU. The tree
+ * would take on the tree's device (its L2 size; an 8 MiB L2 is assumed without a GPU). Needs no GPU. The tree
  * is not modified. Synchronous.
  * Errors: INVALID (NULL tree, queries or result; count 0), NO_MEMORY. */
-harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_config *config,
+HARMONIA_API harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_config *config,
                                    const void *queries, uint64_t count,
                                    harmonia_ntg_model_result *result);
 
@@ -465,13 +665,13 @@ harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmonia_ntg_confi
  * before returning. The tree is not modified (its device copy may be created). Synchronous.
  * Errors: INVALID (NULL tree, queries or result; count 0), NO_DEVICE (no usable GPU, or a build
  * without CUDA: harmonia_last_error(tree) says why), DEVICE_MEMORY, DEVICE, NO_MEMORY. */
-harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_config *config,
+HARMONIA_API harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_config *config,
                                      const void *queries, uint64_t count,
                                      harmonia_ntg_measurement *result);
 
 /* The G to keep: the measured best when measured is not NULL and holds one (best != 0), else the
  * model's choice; 0 when neither is given. */
-uint32_t harmonia_ntg_choice(const harmonia_ntg_model_result *model,
+HARMONIA_API uint32_t harmonia_ntg_choice(const harmonia_ntg_model_result *model,
                              const harmonia_ntg_measurement *measured);
 
 /* Stores group_size as the tree's NTG choice: from the next call, GPU queries whose
@@ -479,36 +679,55 @@ uint32_t harmonia_ntg_choice(const harmonia_ntg_model_result *model,
  * engine's default for F applies). The file is not touched: save to keep it. Not to be called while
  * other threads query the tree. Errors: INVALID (NULL tree; G not in {1, 2, 4, 8, 16, 32} or above
  * the tree's fanout; the message says which). */
-harmonia_status harmonia_set_group_size(harmonia_tree *tree, uint32_t group_size);
+HARMONIA_API harmonia_status harmonia_set_group_size(harmonia_tree *tree, uint32_t group_size);
 
 /* ---------------------------------------------------------------------------------------------
  * The GPU.
  * ------------------------------------------------------------------------------------------- */
 
-/* Uploads the tree to GPU 0 (key region, leaf values, leaf ranks, first-child array, and the top
- * of the first-child array into __constant__ memory), replacing an older device copy. Queries with
- * the GPU backend upload on first use; call this to control when. The device copy records the
- * tree version it holds. Synchronous.
+/* Places the tree's device copy: device is a CUDA device id or HARMONIA_DEVICE_CURRENT (the
+ * caller's current device when the copy is made); allocator gives its device and pinned memory
+ * (NULL: the library's; the struct is copied). A device copy that exists on another device or
+ * with another allocator is released (the next GPU call or harmonia_device_upload makes a new one).
+ * Not to be called while other threads use the tree.
+ * Errors: INVALID (NULL tree, device below -1, an allocator with one function of a pair, or of an
+ * unknown size). */
+HARMONIA_API harmonia_status harmonia_set_device(harmonia_tree *tree, int device,
+                                                 const harmonia_allocator *allocator);
+
+/* Makes the device copy on the tree's device (key region, leaf values, leaf ranks, first-child
+ * array; its top cut travels with each launch, see harmonia_set_constant_levels), replacing an older
+ * copy once the tree's queries already queued have finished. Queries with the GPU backend upload on
+ * first use; call this to control when. The device copy records the tree version it holds.
+ * Synchronous: returns with the copy in place (waits for the tree's own stream only).
  * Errors: NO_DEVICE, DEVICE_MEMORY (with the bytes needed and free), DEVICE. */
-harmonia_status harmonia_device_upload(harmonia_tree *tree);
+HARMONIA_API harmonia_status harmonia_device_upload(harmonia_tree *tree);
 
-/* Frees the device copy (a no-op without one). The host tree is untouched. */
-void harmonia_device_release(harmonia_tree *tree);
+/* Frees the device copy (a no-op without one), after the tree's queries already queued on any
+ * stream. The host tree is untouched. */
+HARMONIA_API void harmonia_device_release(harmonia_tree *tree);
 
-/* How many internal levels, root first, the device copy keeps in __constant__ memory (their
- * first-child entries; the rest is read from global memory). The constant cache serves one address
- * per cycle, so a level whose nodes are reached by different queries of a warp is read serially:
- * on the H100 every level below the root cost time (2^21 keys, G = 2: 27.2 ms per 2^27 lookups with
- * the levels that fit, 13.1 ms with the root alone; bench/RESULTS.md). Hence the default,
+/* The bytes of GPU memory the tree's device copy takes (key region, leaf values, first-child array,
+ * leaf ranks), whether or not it exists yet; its scratch (bucket tables, staging, workspaces) comes
+ * on top (harmonia_query_workspace_bytes; harmonia_info's device_bytes has both). Needs no GPU.
+ * Errors: INVALID (NULL tree or bytes_out). */
+HARMONIA_API harmonia_status harmonia_device_bytes(const harmonia_tree *tree, uint64_t *bytes_out);
+
+/* How many internal levels, root first, the GPU kernels read from constant memory (their
+ * first-child entries travel as kernel parameters, in the constant bank; the rest is read from
+ * global memory through the read-only cache). The constant cache serves one address per cycle, so
+ * a level whose nodes are reached by different queries of a warp is read serially: every level
+ * below the root cost time where it was measured (bench/NOTES.md). Hence the default,
  * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many
- * whole levels as fit in the 48 KiB budget (the paper's choice); 0 keeps none. A count above what
- * fits is cut to what fits. Takes effect at the next GPU call (an existing device copy gets the new
- * cut then, without a re-upload); harmonia_info reports it. Not to be called while other threads
- * query the tree.
+ * whole levels as fit in HARMONIA_CONSTANT_ENTRIES_MAX entries (with one sentinel entry); 0 keeps
+ * none. A count above what fits is cut to what fits. Takes effect at the next GPU call (without a
+ * re-upload); harmonia_info reports it. Not to be called while other threads use the tree.
  * Errors: INVALID (NULL tree, levels below -1). */
+#define HARMONIA_CONSTANT_ENTRIES_MAX 512
 #define HARMONIA_CONSTANT_LEVELS_DEFAULT 1
 #define HARMONIA_CONSTANT_LEVELS_ALL (-1)
-harmonia_status harmonia_set_constant_levels(harmonia_tree *tree, int32_t levels);
+HARMONIA_API harmonia_status harmonia_set_constant_levels(harmonia_tree *tree, int32_t levels);
+
 typedef struct harmonia_device_info {
     char name[256];
     int sm_count;
@@ -517,11 +736,16 @@ typedef struct harmonia_device_info {
     uint64_t global_memory_bytes;
     uint64_t free_memory_bytes;
     uint64_t constant_memory_bytes;
+    int device;               /* the CUDA device id probed */
+    uint64_t reserved[8];     /* zero; later versions report more here */
 } harmonia_device_info;
 
-/* Probes GPU 0. Returns OK and fills *info when a GPU is usable; otherwise NO_DEVICE with the reason
- * ("built without CUDA", "no CUDA-capable device is detected", ...) in harmonia_last_error(NULL). */
-harmonia_status harmonia_device_probe(harmonia_device_info *info);
+/* Probes the calling thread's current CUDA device (the one a tree with HARMONIA_DEVICE_CURRENT
+ * would take; harmonia_info's device says which a tree took). Returns OK and fills *info (may be
+ * NULL) when a GPU is usable; otherwise NO_DEVICE with the reason ("built without CUDA", "no
+ * CUDA-capable device is detected", ...) in harmonia_last_error(NULL). The current device is left
+ * as it was. */
+HARMONIA_API harmonia_status harmonia_device_probe(harmonia_device_info *info);
 
 #ifdef __cplusplus
 }

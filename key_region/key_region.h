@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "harmonia.h"
+#include "util/width.h"
 
 #define KR_MAX_LEVELS HARMONIA_MAX_LEVELS
 
@@ -80,10 +81,7 @@ typedef struct kr_tree {
     uint64_t *leaf_rank;   /* n_leaves + 1 entries */
 } kr_tree;
 
-static inline uint64_t kr_max_key(uint32_t key_bits)
-{
-    return key_bits == 32 ? UINT32_MAX : UINT64_MAX;
-}
+static inline uint64_t kr_max_key(uint32_t key_bits) { return util_max_of_width(key_bits); }
 
 static inline size_t kr_key_bytes(const kr_tree *t) { return t->key_bits / 8; }
 
@@ -107,19 +105,10 @@ static inline uint64_t kr_leaf_key_offset(const kr_tree *t, uint64_t leaf)
     return t->n_internal * t->fanout + leaf * t->leaf_size;
 }
 
-/* Key or value at slot s of a width-generic array. */
-static inline uint64_t kr_load(const void *array, uint32_t key_bits, uint64_t slot)
-{
-    return key_bits == 32 ? ((const uint32_t *)array)[slot] : ((const uint64_t *)array)[slot];
-}
-
-static inline void kr_store(void *array, uint32_t key_bits, uint64_t slot, uint64_t v)
-{
-    if (key_bits == 32)
-        ((uint32_t *)array)[slot] = (uint32_t)v;
-    else
-        ((uint64_t *)array)[slot] = v;
-}
+/* Key or value at slot s of a width-generic array: util/width.h's accessors under the names the
+ * layout code uses (one implementation). */
+#define kr_load util_load_width
+#define kr_store util_store_width
 
 /* Whether the tree holds the maximum key (then it is the last key of the last leaf). */
 static inline bool kr_max_key_present(const kr_tree *t)
@@ -150,19 +139,29 @@ void kr_set_error(kr_error *err, const char *fmt, ...)
 
 /* --- allocation (kr_alloc.c) ------------------------------------------------------------------
  * Every allocation of the build and the updater goes through kr_malloc / kr_calloc (freed with
- * free). kr_test_fail_allocation_after(n) makes the allocation after the next n fail (once), so that
- * tests can check that a failing batch changes nothing; -1 turns it off. Not thread-safe: the
+ * free). In test builds (HARMONIA_TEST_HOOKS), kr_test_fail_allocation_after(n) makes the allocation
+ * after the next n fail (once), so that tests can check that a failing batch changes nothing; -1
+ * turns it off. Not thread-safe: the
  * components allocate only from the calling thread, outside parallel regions. */
 void *kr_malloc(size_t bytes);
 void *kr_calloc(size_t count, size_t size);
+#ifdef HARMONIA_TEST_HOOKS /* the tests' build only (kr_alloc_test in key_region/meson.build) */
 void kr_test_fail_allocation_after(long allocations);
+#endif
 
 /* --- bulk build (kr_build.c) ------------------------------------------------------------------ */
+
+/* --- OpenMP teams ----------------------------------------------------------------------------
+ * Every parallel region of the components names its team size in a num_threads clause, from the
+ * threads the call was given: kr_resolve_threads(0) is the calling thread's OpenMP default
+ * (omp_get_max_threads), anything else is taken as it is. No component changes OpenMP's settings. */
+int kr_resolve_threads(int threads);
 
 typedef struct kr_build_params {
     uint32_t key_bits, fanout, leaf_size;
     double leaf_fill;
     harmonia_duplicates duplicates;
+    int threads;           /* OpenMP team size; 0 = the calling thread's default */
     bool input_sorted;
     harmonia_progress_fn progress;
     void *progress_arg;
@@ -179,7 +178,7 @@ harmonia_status kr_build(kr_tree *tree, const kr_build_params *params, const voi
 harmonia_status kr_build_from_sorted_unique(kr_tree *tree, uint32_t key_bits, uint32_t fanout,
                                             uint32_t leaf_size, double leaf_fill,
                                             const void *keys, const void *values, uint64_t count,
-                                            kr_error *err);
+                                            int threads, kr_error *err);
 
 /* Plans the levels above tree->n_leaves leaves with tree->fanout: sets height, level_start,
  * n_internal and n_nodes. Every level's nodes get child counts as even as possible, so each internal
@@ -193,12 +192,12 @@ harmonia_status kr_alloc_arrays(kr_tree *tree, kr_error *err);
 /* With the shape planned, the arrays allocated and the leaf level filled (its key slots, leaf_values,
  * leaf_rank, n_keys), fills the internal nodes' separators and padding and the first-child array.
  * Used by the bulk build and by the updater's re-layout. */
-void kr_build_internal_levels(kr_tree *tree);
+void kr_build_internal_levels(kr_tree *tree, int threads);
 
 /* Sorts count (key, value) pairs ascending by key, stable (equal keys keep input order).
  * OpenMP-parallel LSD radix sort; keys/values arrays of key_bits width. */
 harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
-                              kr_error *err);
+                              int threads, kr_error *err);
 
 void kr_tree_free_arrays(kr_tree *tree);
 
@@ -222,7 +221,7 @@ void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, ui
                             int threads);
 
 /* In-place inclusive prefix sum of n counts, OpenMP-parallel (two passes over per-thread blocks). */
-void kr_inclusive_scan(uint64_t *values, uint64_t n);
+void kr_inclusive_scan(uint64_t *values, uint64_t n, int threads);
 
 /* Key and value of the key with global rank r (r < n_keys). */
 void kr_at_rank(const kr_tree *t, uint64_t r, uint64_t *key, uint64_t *value);

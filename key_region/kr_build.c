@@ -20,12 +20,6 @@ void kr_tree_free_arrays(kr_tree *t)
     t->leaf_rank = NULL;
 }
 
-/* Child count of node p among n_parents sharing n_children as evenly as possible. */
-static inline uint64_t even_share(uint64_t n_children, uint64_t n_parents, uint64_t p)
-{
-    return n_children / n_parents + (p < n_children % n_parents ? 1 : 0);
-}
-
 /* First of the items given to part p when n items are shared as evenly as possible by n_parts. */
 static inline uint64_t even_start(uint64_t n, uint64_t n_parts, uint64_t p)
 {
@@ -90,23 +84,14 @@ static uint64_t subtree_min_key(const kr_tree *t, uint64_t node)
     return kr_load(t->keys, t->key_bits, kr_node_key_offset(t, node));
 }
 
-void kr_build_internal_levels(kr_tree *t)
+void kr_build_internal_levels(kr_tree *t, int threads)
 {
     const uint64_t F = t->fanout;
     const uint64_t max_key = kr_max_key(t->key_bits);
-    /* first_child: level l's nodes share level l+1's nodes evenly, in order */
-    uint64_t next = 1;
-    for (uint32_t l = 0; l + 1 < t->height; l++) {
-        uint64_t parents = t->level_start[l + 1] - t->level_start[l];
-        uint64_t children = t->level_start[l + 2] - t->level_start[l + 1];
-        for (uint64_t p = 0; p < parents; p++) {
-            t->first_child[t->level_start[l] + p] = (uint32_t)next;
-            next += even_share(children, parents, p);
-        }
-    }
-    t->first_child[t->n_internal] = (uint32_t)next;
+    /* first_child: level l's nodes share level l+1's nodes evenly, in order (prefix_sum/) */
+    ps_build(t->first_child, t->level_start, t->height);
     /* separators: slot j-1 of node p = the smallest key under child j; padding = maximum key */
-#pragma omp parallel for schedule(dynamic, 1024) if (t->n_internal > KR_PARALLEL_MIN / 16)
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(kr_resolve_threads(threads)) if (t->n_internal > KR_PARALLEL_MIN / 16)
     for (uint64_t p = 0; p < t->n_internal; p++) {
         uint64_t first = t->first_child[p];
         uint64_t c = t->first_child[p + 1] - first;
@@ -121,7 +106,7 @@ void kr_build_internal_levels(kr_tree *t)
 harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint32_t fanout,
                                             uint32_t leaf_size, double leaf_fill,
                                             const void *keys, const void *values, uint64_t count,
-                                            kr_error *err)
+                                            int threads, kr_error *err)
 {
     memset(t, 0, sizeof *t);
     t->key_bits = key_bits;
@@ -143,7 +128,7 @@ harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint3
     const uint64_t L = leaf_size, n_leaves = t->n_leaves;
     const uint64_t max_key = kr_max_key(key_bits);
     const uint64_t leaf_base = t->n_internal * t->fanout;
-#pragma omp parallel for schedule(static) if (n_leaves > KR_PARALLEL_MIN / 16)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(threads)) if (n_leaves > KR_PARALLEL_MIN / 16)
     for (uint64_t li = 0; li < n_leaves; li++) {
         uint64_t begin = even_start(count, n_leaves, li);
         uint64_t end = even_start(count, n_leaves, li + 1);
@@ -159,15 +144,15 @@ harmonia_status kr_build_from_sorted_unique(kr_tree *t, uint32_t key_bits, uint3
         }
     }
     t->leaf_rank[n_leaves] = count;
-    kr_build_internal_levels(t);
+    kr_build_internal_levels(t, threads);
     return HARMONIA_OK;
 }
 
 /* Index of the first i >= 1 with keys[i] < keys[i-1], or count if none (parallel). */
-static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t count)
+static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t count, int threads)
 {
     uint64_t first = count;
-#pragma omp parallel for reduction(min : first) schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for reduction(min : first) schedule(static) num_threads(kr_resolve_threads(threads)) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 1; i < count; i++)
         if (kr_load(keys, key_bits, i) < kr_load(keys, key_bits, i - 1) && i < first)
             first = i;
@@ -175,10 +160,10 @@ static uint64_t first_descent(uint32_t key_bits, const void *keys, uint64_t coun
 }
 
 /* Index of the first i >= 1 with keys[i] == keys[i-1] in sorted keys, or count if none. */
-static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count)
+static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count, int threads)
 {
     uint64_t first = count;
-#pragma omp parallel for reduction(min : first) schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for reduction(min : first) schedule(static) num_threads(kr_resolve_threads(threads)) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 1; i < count; i++)
         if (kr_load(keys, key_bits, i) == kr_load(keys, key_bits, i - 1) && i < first)
             first = i;
@@ -189,11 +174,11 @@ static uint64_t first_repeat(uint32_t key_bits, const void *keys, uint64_t count
  * last pair. Returns the new count. Parallel: per-chunk counts, a prefix sum, then the moves into
  * a second buffer. */
 static harmonia_status dedupe_sorted(uint32_t key_bits, void *keys, void *values, uint64_t count,
-                                     bool keep_last, uint64_t *count_out, kr_error *err)
+                                     bool keep_last, int threads, uint64_t *count_out, kr_error *err)
 {
     size_t kb = key_bits / 8;
     void *out_keys = kr_malloc(count * kb), *out_values = kr_malloc(count * kb);
-    int nt = count > KR_PARALLEL_MIN ? omp_get_max_threads() : 1;
+    int nt = count > KR_PARALLEL_MIN ? kr_resolve_threads(threads) : 1;
     uint64_t *chunk_start = kr_calloc((size_t)nt + 1, sizeof(uint64_t));
     if (!out_keys || !out_values || !chunk_start) {
         free(out_keys);
@@ -248,7 +233,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
     if (p->progress)
         p->progress(p->progress_arg, "sort", 0.0);
     if (p->input_sorted) {
-        uint64_t bad = first_descent(p->key_bits, keys, count);
+        uint64_t bad = first_descent(p->key_bits, keys, count, p->threads);
         if (bad < count) {
             kr_set_error(err,
                          "input promised sorted is not: key %" PRIu64 " at position %" PRIu64
@@ -257,10 +242,10 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
                          bad - 1);
             return HARMONIA_ERR_UNSORTED;
         }
-        uint64_t rep = first_repeat(p->key_bits, keys, count);
+        uint64_t rep = first_repeat(p->key_bits, keys, count, p->threads);
         if (rep == count) /* the common case: build straight from the caller's arrays */
             return kr_build_from_sorted_unique(t, p->key_bits, p->fanout, p->leaf_size,
-                                               p->leaf_fill, keys, values, count, err);
+                                               p->leaf_fill, keys, values, count, p->threads, err);
         if (p->duplicates == HARMONIA_DUPLICATES_REJECT) {
             kr_set_error(err, "duplicate key %" PRIu64 " at positions %" PRIu64 " and %" PRIu64,
                          kr_load(keys, p->key_bits, rep), rep - 1, rep);
@@ -276,19 +261,19 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
         kr_set_error(err, "out of memory copying %" PRIu64 " input pairs", count);
         return HARMONIA_ERR_NO_MEMORY;
     }
-#pragma omp parallel for schedule(static) if (count > KR_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(p->threads)) if (count > KR_PARALLEL_MIN)
     for (uint64_t i = 0; i < count; i++) {
         kr_store(work_keys, p->key_bits, i, kr_load(keys, p->key_bits, i));
         kr_store(work_values, p->key_bits, i, values ? kr_load(values, p->key_bits, i) : i);
     }
     harmonia_status st = HARMONIA_OK;
     if (!p->input_sorted)
-        st = kr_sort_pairs(p->key_bits, work_keys, work_values, count, err);
+        st = kr_sort_pairs(p->key_bits, work_keys, work_values, count, p->threads, err);
     if (p->progress)
         p->progress(p->progress_arg, "sort", 1.0);
     uint64_t unique = count;
     if (st == HARMONIA_OK) {
-        uint64_t rep = first_repeat(p->key_bits, work_keys, count);
+        uint64_t rep = first_repeat(p->key_bits, work_keys, count, p->threads);
         if (rep < count) {
             if (p->duplicates == HARMONIA_DUPLICATES_REJECT) {
                 /* values of the sorted copy are the input positions when the caller gave none */
@@ -303,7 +288,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
                 st = HARMONIA_ERR_DUPLICATE_KEY;
             } else {
                 st = dedupe_sorted(p->key_bits, work_keys, work_values, count,
-                                   p->duplicates == HARMONIA_DUPLICATES_KEEP_LAST, &unique, err);
+                                   p->duplicates == HARMONIA_DUPLICATES_KEEP_LAST, p->threads, &unique, err);
             }
         }
     }
@@ -311,7 +296,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
         if (p->progress)
             p->progress(p->progress_arg, "layout", 0.0);
         st = kr_build_from_sorted_unique(t, p->key_bits, p->fanout, p->leaf_size, p->leaf_fill,
-                                         work_keys, work_values, unique, err);
+                                         work_keys, work_values, unique, p->threads, err);
         if (p->progress)
             p->progress(p->progress_arg, "layout", 1.0);
     }

@@ -157,7 +157,10 @@ harmonia_status kr_check_structure(const kr_tree *t, kr_error *err)
 {
     harmonia_status st = check_shape(t, err);
     if (st == HARMONIA_OK)
-        st = ps_check(t, err);
+        st = ps_check(t->first_child, t->level_start, t->height, t->fanout, err ? err->message : NULL,
+                      err ? sizeof err->message : 0)
+                 ? HARMONIA_OK
+                 : HARMONIA_ERR_CORRUPT;
     if (st == HARMONIA_OK)
         st = check_leaf_ranks(t, err);
     return st;

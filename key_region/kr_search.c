@@ -21,12 +21,12 @@
 #undef KR_T
 #undef KR_FN
 
-static int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+int kr_resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
 void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64_t *leaf_out, int threads)
 {
     const uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
-    threads = resolve_threads(threads);
+    threads = kr_resolve_threads(threads);
 #pragma omp parallel for schedule(static) num_threads(threads) if (count > KR_PARALLEL_MIN / 4)
     for (uint64_t g = 0; g < groups; g++) {
         uint64_t first = g * SEARCH_GROUP;
@@ -58,9 +58,9 @@ void kr_lookup_batch(const kr_tree *t, const void *queries, uint64_t count, void
                      uint8_t *found_out, int threads)
 {
     if (t->key_bits == 32)
-        lookup_batch_u32(t, queries, count, values_out, found_out, resolve_threads(threads));
+        lookup_batch_u32(t, queries, count, values_out, found_out, kr_resolve_threads(threads));
     else
-        lookup_batch_u64(t, queries, count, values_out, found_out, resolve_threads(threads));
+        lookup_batch_u64(t, queries, count, values_out, found_out, kr_resolve_threads(threads));
 }
 
 void kr_lower_bound_batch(const kr_tree *t, const void *queries, uint64_t count, void *keys_out,
@@ -68,19 +68,19 @@ void kr_lower_bound_batch(const kr_tree *t, const void *queries, uint64_t count,
 {
     if (t->key_bits == 32)
         lower_bound_batch_u32(t, queries, count, keys_out, values_out, found_out,
-                              resolve_threads(threads));
+                              kr_resolve_threads(threads));
     else
         lower_bound_batch_u64(t, queries, count, keys_out, values_out, found_out,
-                              resolve_threads(threads));
+                              kr_resolve_threads(threads));
 }
 
 void kr_range_count_batch(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
                           uint64_t *counts_out, int threads)
 {
     if (t->key_bits == 32)
-        range_count_batch_u32(t, lo, hi, count, counts_out, resolve_threads(threads));
+        range_count_batch_u32(t, lo, hi, count, counts_out, kr_resolve_threads(threads));
     else
-        range_count_batch_u64(t, lo, hi, count, counts_out, resolve_threads(threads));
+        range_count_batch_u64(t, lo, hi, count, counts_out, kr_resolve_threads(threads));
 }
 
 void kr_range_offsets(const kr_tree *t, const void *lo, const void *hi, uint64_t count,
@@ -89,17 +89,17 @@ void kr_range_offsets(const kr_tree *t, const void *lo, const void *hi, uint64_t
     /* counts into offsets[1..count], then an in-place inclusive scan makes the exclusive scan */
     offsets[0] = 0;
     kr_range_count_batch(t, lo, hi, count, offsets + 1, threads);
-    kr_inclusive_scan(offsets + 1, count);
+    kr_inclusive_scan(offsets + 1, count, threads);
 }
 
-void kr_inclusive_scan(uint64_t *values, uint64_t n)
+void kr_inclusive_scan(uint64_t *values, uint64_t n, int threads)
 {
     if (n < (1u << 16)) {
         for (uint64_t i = 1; i < n; i++)
             values[i] += values[i - 1];
         return;
     }
-    int max_threads = omp_get_max_threads();
+    int max_threads = kr_resolve_threads(threads);
     uint64_t block_sums[max_threads + 1];
 #pragma omp parallel num_threads(max_threads)
     {
@@ -125,8 +125,8 @@ void kr_range_collect_batch(const kr_tree *t, const void *lo, const void *hi, ui
 {
     if (t->key_bits == 32)
         range_collect_batch_u32(t, lo, hi, count, offsets, keys_out, values_out,
-                                resolve_threads(threads));
+                                kr_resolve_threads(threads));
     else
         range_collect_batch_u64(t, lo, hi, count, offsets, keys_out, values_out,
-                                resolve_threads(threads));
+                                kr_resolve_threads(threads));
 }

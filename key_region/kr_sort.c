@@ -12,20 +12,20 @@
 
 /* One template per width: KEY_T is the key and value type. */
 #define DEFINE_RADIX_SORT(KEY_T, NAME)                                                            \
-    static harmonia_status NAME(KEY_T *keys, KEY_T *values, uint64_t count, kr_error *err)        \
+    static harmonia_status NAME(KEY_T *keys, KEY_T *values, uint64_t count, int threads, kr_error *err) \
     {                                                                                             \
         if (count < 2)                                                                            \
             return HARMONIA_OK;                                                                   \
+        int max_threads = kr_resolve_threads(threads);                                            \
+        if (count < 65536)                                                                        \
+            max_threads = 1;                                                                      \
         KEY_T differing = 0;                                                                      \
         const KEY_T first = keys[0];                                                              \
-        _Pragma("omp parallel for reduction(|:differing) schedule(static) if (count > 65536)")                      \
+        _Pragma("omp parallel for reduction(|:differing) schedule(static) num_threads(max_threads)") \
         for (uint64_t i = 0; i < count; i++)                                                      \
             differing |= keys[i] ^ first;                                                         \
         if (differing == 0)                                                                       \
             return HARMONIA_OK;                                                                   \
-        int max_threads = omp_get_max_threads();                                                  \
-        if (count < 65536)                                                                        \
-            max_threads = 1;                                                                      \
         KEY_T *key_tmp = kr_malloc(count * sizeof(KEY_T));                                           \
         KEY_T *value_tmp = kr_malloc(count * sizeof(KEY_T));                                         \
         uint64_t *offsets = kr_malloc((size_t)max_threads * SORT_BUCKETS * sizeof(uint64_t));       \
@@ -87,8 +87,8 @@ DEFINE_RADIX_SORT(uint32_t, radix_sort_u32)
 DEFINE_RADIX_SORT(uint64_t, radix_sort_u64)
 
 harmonia_status kr_sort_pairs(uint32_t key_bits, void *keys, void *values, uint64_t count,
-                              kr_error *err)
+                              int threads, kr_error *err)
 {
-    return key_bits == 32 ? radix_sort_u32(keys, values, count, err)
-                          : radix_sort_u64(keys, values, count, err);
+    return key_bits == 32 ? radix_sort_u32(keys, values, count, threads, err)
+                          : radix_sort_u64(keys, values, count, threads, err);
 }

@@ -1,8 +1,10 @@
 /* ntg.h — the GPU traversal kernels' interface (narrowed thread groups): the plain by-value view of
- * a device tree that kernels receive, the __constant__ first-child cut, and one launcher per
- * operation. Kernels exist for G in {1, 2, 4, 8, 16, 32} and both key widths; F and L are read
- * from the view, so every F and L the build offers is served by the same kernels.
- * The PSA partition is in psa/, the device copy and the pipelines in harmonia/gpu_*.cu. */
+ * a device tree that kernels receive, with the top of the first-child array inside it, and one
+ * launcher per operation. Kernels exist for G in {1, 2, 4, 8, 16, 32} and both key widths; F and L
+ * are read from the view, so every F and L the build offers is served by the same kernels.
+ * No global state: every launcher works on the device that is current and the stream it is given,
+ * and two trees' launches never share anything. PSA (psa/, below ntg/) gives the bucket function of
+ * the partitioned search; the device copy and the pipelines are the front's (harmonia/gpu_*.cu). */
 #ifndef HARMONIA_NTG_H
 #define HARMONIA_NTG_H
 
@@ -11,13 +13,18 @@
 
 #include <cuda_runtime.h>
 
+#include "prefix_sum/prefix_sum.h"
 #include "psa/psa.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A device tree as the kernels see it: device pointers and sizes, nothing owned. */
+/* A device tree as the kernels see it: device pointers and sizes, nothing owned; and the top cut of
+ * the first-child array (prefix_sum.h), first_child[0 .. top_entries). The view is passed by value
+ * with each launch, so the cut lives in the kernel-parameter constant bank: the paper's "top levels
+ * in constant memory", per tree and per launch, with no process-wide __constant__ symbol to share
+ * between trees. The cut makes the view about 2.2 KiB, within the 4 KiB parameter budget. */
 typedef struct ntg_view {
     const void *keys;           /* key region (device) */
     const void *leaf_values;    /* leaf values (device) */
@@ -25,26 +32,17 @@ typedef struct ntg_view {
     const uint64_t *leaf_rank;  /* n_leaves + 1 entries (device) */
     uint64_t n_internal, n_leaves, n_keys;
     uint64_t leaf_key_base;     /* n_internal * F */
-    uint32_t constant_entries;  /* first_child entries in __constant__ memory */
     uint32_t key_bits, fanout, leaf_size, height;
     bool max_key_present;
+    uint32_t top_entries;       /* first_child entries in top_first_child (<= PS_TOP_MAX_ENTRIES) */
+    uint32_t top_first_child[PS_TOP_MAX_ENTRIES];
 } ntg_view;
-
-/* __constant__ entries of the first-child array: 48 KiB of the 64 KiB (PS_CONSTANT_MAX_ENTRIES in
- * prefix_sum.h, which checks that the two agree). */
-#define NTG_CONSTANT_ENTRIES 12288u
 
 /* Group sizes that have kernels. */
 static inline bool ntg_valid_group_size(uint32_t g)
 {
     return g == 1 || g == 2 || g == 4 || g == 8 || g == 16 || g == 32;
 }
-
-/* Copies first_child[0 .. entries) into the kernels' __constant__ array (entries <=
- * PS_CONSTANT_MAX_ENTRIES) on stream. The constant array is one per process: the caller records
- * which tree it holds (see harmonia/gpu_tree.cu). */
-cudaError_t ntg_upload_constant(const uint32_t *host_first_child, uint32_t entries,
-                                cudaStream_t stream);
 
 /* Point lookups of n queries (device arrays). With positions (the window-relative original slots
  * of sorted queries) and no positions_out, the result of query slot i goes to output slot

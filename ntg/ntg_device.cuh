@@ -52,8 +52,8 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
 /* WARP_UNIFORM: every group of the warp calls this at the same point (the descents: no early exit,
  * dummy queries past the end), so the ballot and the shuffle name the whole warp — a constant mask.
  * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
- * lanes only; a mask computed per lane costs a WARPSYNC per call (measured on the H100: G = 2 at
- * 2^26 keys went from 17.3 to 24.4 ms per 2^27 lookups when the descents used it). */
+ * lanes only; a mask computed per lane costs a WARPSYNC per call (bench/NOTES.md, "Defaults and
+ * where they were measured"). */
 template <typename K, int G, bool STRICT, bool WARP_UNIFORM>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
                                                 uint32_t lane_in_group, uint32_t group_shift)
@@ -75,9 +75,9 @@ __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K
 /* ------------------------------------------------------------------------------------------------
  * Traversal (group scope).
  * ---------------------------------------------------------------------------------------------- */
-/* First-child readers: the traversal takes one as a template argument. The __constant__ copy of the
- * top of the array belongs to ntg_kernels.cu; other kernels read the array through the read-only
- * cache alone. */
+/* First-child readers: the traversal takes one as a template argument. The descent kernels of
+ * ntg_kernels.cu read the view's top cut first (constant bank); other kernels read the array
+ * through the read-only cache alone. */
 struct ntg_first_child_global {
     __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
     {

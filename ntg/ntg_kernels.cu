@@ -1,9 +1,10 @@
 /* ntg_kernels.cu — the GPU traversal kernels with narrowed thread groups (NTG), in three layers as
  * CUB does: the group search inside one node (warp scope: coalesced loads, one ballot and one
- * shuffle), the root-to-leaf traversal (group scope: first-child array from __constant__ memory,
- * then the read-only cache), and the launches (device scope). Owns the __constant__ copy of the top
- * of the first-child array. The search of partitioned windows is ntg_partitioned.cu; the PSA
- * partition is psa/; the pipelines in harmonia/gpu_query.cu. */
+ * shuffle), the root-to-leaf traversal (group scope: the top of the first-child array from the
+ * view's cut in the kernel-parameter constant bank, then the read-only cache), and the launches
+ * (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA partition is
+ * psa/; the pipelines are harmonia/gpu_query.cu. */
+#include <assert.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,13 +12,14 @@
 #include "ntg/ntg_device.cuh"
 #include "ntg/ntg_policy.h"
 
-__constant__ uint32_t c_first_child[NTG_CONSTANT_ENTRIES];
-
-/* The first-child reader of these kernels: the __constant__ cut, then the read-only cache. */
+/* The first-child reader of these kernels: the view's top cut (kernel parameters: the constant
+ * bank, whose cache serves one address per cycle, as __constant__ memory), then the read-only
+ * cache. The view parameter is __grid_constant__, so indexing its cut reads the parameter bank in
+ * place (no copy to local memory). */
 struct first_child_at_t {
     __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
     {
-        return node < v.constant_entries ? c_first_child[node] : __ldg(v.first_child + node);
+        return node < v.top_entries ? v.top_first_child[node] : __ldg(v.first_child + node);
     }
 };
 
@@ -29,7 +31,7 @@ struct first_child_at_t {
 
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
+lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
               uint64_t *__restrict__ positions_out, uint64_t position_base)
 {
@@ -61,7 +63,7 @@ lookup_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *_
 
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-lower_bound_kernel(const ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
+lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
                    uint64_t n, K *__restrict__ keys_out, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
 {
     const group_place p = place_of_thread<G>();
@@ -95,7 +97,7 @@ lower_bound_kernel(const ntg_view v, const K *__restrict__ queries, const uint32
 
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-range_count_kernel(const ntg_view v, const K *__restrict__ lo, const K *__restrict__ hi, uint64_t n,
+range_count_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo, const K *__restrict__ hi, uint64_t n,
                    uint64_t *__restrict__ counts_out)
 {
     const group_place p = place_of_thread<G>();
@@ -213,7 +215,7 @@ __device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, con
 
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t *__restrict__ skip,
+range_collect_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo, const uint64_t *__restrict__ skip,
                      uint64_t n, const uint64_t *__restrict__ offsets, uint64_t offset_base,
                      K *__restrict__ keys_out, K *__restrict__ values_out)
 {
@@ -257,6 +259,15 @@ range_collect_kernel(const ntg_view v, const K *__restrict__ lo, const uint64_t 
 /* ------------------------------------------------------------------------------------------------
  * Launchers: pick the instantiation for (key width, G).
  * ---------------------------------------------------------------------------------------------- */
+/* The launchers' preconditions on a view (internal invariants: the front builds views). */
+static void assert_view(const ntg_view *v)
+{
+    assert(v->key_bits == 32 || v->key_bits == 64);
+    assert(v->top_entries <= PS_TOP_MAX_ENTRIES && v->top_entries <= v->n_internal + 1);
+    assert(v->n_leaves >= 1 && v->height >= 1);
+    (void)v;
+}
+
 static unsigned grid_for(uint64_t n, uint32_t group_size)
 {
     const uint64_t queries_per_block = NTG_BLOCK_THREADS / group_size;
@@ -276,17 +287,6 @@ static unsigned grid_for(uint64_t n, uint32_t group_size)
     default: KERNEL<K, 32><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
     }
 
-extern "C" cudaError_t ntg_upload_constant(const uint32_t *host_first_child, uint32_t entries,
-                                           cudaStream_t stream)
-{
-    if (entries > NTG_CONSTANT_ENTRIES)
-        return cudaErrorInvalidValue;
-    if (entries == 0)
-        return cudaSuccess;
-    return cudaMemcpyToSymbolAsync(c_first_child, host_first_child, entries * sizeof(uint32_t), 0,
-                                   cudaMemcpyHostToDevice, stream);
-}
-
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const void *queries,
                                          const uint32_t *positions, uint64_t n, void *values_out,
                                          uint8_t *found_out, uint64_t *positions_out,
@@ -296,6 +296,7 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
@@ -315,6 +316,7 @@ extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, uint32_t g, con
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lower_bound_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
@@ -333,6 +335,7 @@ extern "C" cudaError_t ntg_launch_range_count(const ntg_view *v, uint32_t g, con
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, range_count_kernel, g, grid, stream, *v, (const uint32_t *)lo,
@@ -353,6 +356,7 @@ extern "C" cudaError_t ntg_launch_range_collect(const ntg_view *v, uint32_t g, c
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
+    assert_view(v);
     const unsigned grid = grid_for(n, g);
     if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, range_collect_kernel, g, grid, stream, *v, (const uint32_t *)lo, skip, n, offsets,

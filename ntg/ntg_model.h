@@ -2,7 +2,7 @@
  * workload traversed on the CPU over the tree's own layout, the comparison steps a warp needs for
  * each thread-group size G, and the paper's narrowing rule. Host code only; it needs no GPU. The
  * public entry (argument checks, configuration defaults) is harmonia_ntg_model in
- * harmonia/ntg_choice.c; the measured sweep is ntg/ntg_profile.c; the kernels are ntg_kernels.cu.
+ * harmonia/ntg_choice.c; the measured sweep is harmonia/ntg_measure.c; the kernels are ntg_kernels.cu.
  *
  * ================================ THE MODEL (read before any code) ================================
  *

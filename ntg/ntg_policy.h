@@ -1,12 +1,24 @@
 /* ntg_policy.h — the tuning numbers of the NTG kernels, apart from the algorithms (as CUB's
- * policies): block shapes, the shared-memory stage of the partitioned search, range walks. Chosen
- * by measurement on the H100 (bench/NOTES.md); nothing here changes a result. */
+ * policies): block shapes, the shared-memory stage of the partitioned search, range walks, the
+ * default group size G. One table serves every architecture the build targets: the values were
+ * measured on sm_90 (bench/NOTES.md, "Defaults and where they were measured"); an architecture
+ * measured otherwise gets its own block here under #if HARMONIA_TUNING_SM == NN (meson defines it:
+ * the highest of -Dgpu_arch). Nothing here changes a result. */
 #ifndef HARMONIA_NTG_POLICY_H
 #define HARMONIA_NTG_POLICY_H
 
 /* The descent kernels: threads per block, and the cap on blocks (they loop grid-stride). */
 #define NTG_BLOCK_THREADS 256
 #define NTG_MAX_BLOCKS (1u << 20)
+
+/* The default G of a tree (no G in the query config, none stored with the tree): 64 bytes of a
+ * node per thread, at least 2 threads, at most a warp (G = 2 for 64-bit keys at F = 16 and for
+ * 32-bit keys at F = 32). `harmonia profile-ntg` measures and stores a better one per tree. */
+static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits)
+{
+    const unsigned g = fanout * (key_bits / 8) / 64;
+    return g < 2 ? 2u : g > 32 ? 32u : g;
+}
 
 /* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
 #define NTG_RANGE_WALK_LEAVES 2

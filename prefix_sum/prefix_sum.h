@@ -1,8 +1,15 @@
-/* prefix_sum.h — the prefix-sum child array (first_child) of a Harmonia tree: its invariant (built
- * by kr_build_internal_levels), its checker, and the cut of its top part that goes to __constant__
- * memory. The key region it indexes is described in key_region/key_region.h.
+/* prefix_sum.h — the prefix-sum child array (first_child) of a Harmonia tree: its invariant, its
+ * build from the level shape, its checker, and the cut of its top part that the GPU keeps in
+ * constant memory. The bottom of the component stack: it depends on nothing but the shape of the
+ * levels (level_start), so the key region (key_region/, which owns the keys and calls this to build
+ * and check the array) and the GPU kernels (ntg/, which read the cut) both sit above it.
  *
- * INVARIANT. For the n_internal internal nodes, numbered breadth-first:
+ * THE SHAPE. Nodes are numbered breadth-first, root = node 0, leaves last (key_region.h has the
+ *   picture). level_start[l] is the first node of level l (l = 0 .. height - 1) and
+ *   level_start[height] = n_nodes; the last level holds the leaves, so n_internal =
+ *   level_start[height - 1].
+ *
+ * INVARIANT. For the n_internal internal nodes:
  *   first_child[0] = 1 (the root's children start at node 1) when n_internal > 0;
  *   first_child[i+1] - first_child[i] = the child count of node i, in [2, F];
  *   first_child[level_start[l]] = level_start[l+1] for every internal level l (the children of
@@ -10,37 +17,46 @@
  *   first_child[n_internal] = n_nodes.
  * So the array is strictly increasing, child j of node i is node first_child[i] + j, and the whole
  * array costs 4 bytes per internal node (about n_keys / (L*F/2) entries), small enough that its top
- * levels fit in the 64 KiB of __constant__ memory.
+ * levels fit in the GPU's constant bank.
  *
- * CONSTANT CUT. The GPU keeps first_child[0 .. ps_constant_entries) in __constant__ memory, the
- * whole levels that fit in PS_CONSTANT_BUDGET_BYTES (plus the one sentinel entry after them); the
- * rest is read through the read-only cache.
+ * THE TOP CUT. The GPU kernels read first_child[0 .. entries) from constant memory and the rest
+ * through the read-only cache. The cut is whole levels plus one sentinel entry after them (so that
+ * every node of those levels finds its child count there too), at most PS_TOP_MAX_ENTRIES entries:
+ * ntg/ passes them by value with each launch (kernel parameters live in the constant bank), so the
+ * budget is part of the kernels' parameter size.
  */
 #ifndef HARMONIA_PREFIX_SUM_H
 #define HARMONIA_PREFIX_SUM_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "key_region/key_region.h"
+/* The most first-child entries a device copy keeps in constant memory (2 KiB of kernel
+ * parameters; the classic 4 KiB parameter limit leaves room for the rest of the view). */
+#define PS_TOP_MAX_ENTRIES 512u
 
-/* Bytes of __constant__ memory given to the top of the first-child array (the rest of the 64 KiB
- * is left to kernel parameters and other constants). */
-#define PS_CONSTANT_BUDGET_BYTES (48u * 1024u)
-#define PS_CONSTANT_MAX_ENTRIES (PS_CONSTANT_BUDGET_BYTES / 4u)
+/* Child count of parent p when n_parents share n_children as evenly as possible (the earlier
+ * parents take the extra ones). The build of the level plan and of first_child share it. */
+static inline uint64_t ps_even_share(uint64_t n_children, uint64_t n_parents, uint64_t p)
+{
+    return n_children / n_parents + (p < n_children % n_parents ? 1 : 0);
+}
 
-/* Number of first_child entries that fit in __constant__ memory: the entries of the levels that fit
- * whole in the budget, plus one sentinel entry so that every node of those levels finds its child
- * count there too. *levels_out gets the number of such levels. This is the most a device copy may
- * keep there (HARMONIA_CONSTANT_LEVELS_ALL); by default it keeps the root level only, see
- * harmonia_set_constant_levels and hm_constant_entries (harmonia/tree.c) for why. */
-uint64_t ps_constant_entries(const kr_tree *tree, uint32_t *levels_out);
+/* Fills first_child[0 .. level_start[height - 1]] for the shape: each level's nodes share the next
+ * level's nodes evenly, in order (ps_even_share). */
+void ps_build(uint32_t *first_child, const uint64_t *level_start, uint32_t height);
 
-/* The same with at most max_entries entries (whole levels plus the sentinel; 0 when not even the
- * root fits). */
-uint64_t ps_constant_entries_capped(const kr_tree *tree, uint64_t max_entries, uint32_t *levels_out);
+/* Checks the invariant above for a tree of the shape and fanout. Returns true when it holds;
+ * otherwise false with the first broken sentence in message (message_bytes bytes, may be 0). */
+bool ps_check(const uint32_t *first_child, const uint64_t *level_start, uint32_t height,
+              uint32_t fanout, char *message, size_t message_bytes);
 
-/* Checks the invariant above for tree->first_child. HARMONIA_OK or HARMONIA_ERR_CORRUPT with the
- * first broken sentence in err. */
-harmonia_status ps_check(const kr_tree *tree, kr_error *err);
+/* The top cut: the first-child entries of the whole internal levels, root first, that fit in
+ * max_entries entries (capped at PS_TOP_MAX_ENTRIES) together with the sentinel entry after them;
+ * 0 when not even the root level fits or there are no internal levels. *levels_out (may be NULL)
+ * gets the number of levels covered. */
+uint64_t ps_top_entries(const uint64_t *level_start, uint32_t height, uint64_t max_entries,
+                        uint32_t *levels_out);
 
 #endif /* HARMONIA_PREFIX_SUM_H */

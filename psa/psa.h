@@ -28,8 +28,8 @@
  * wrote (slots[p]) and the item's place in the tile (sources[p]). The restore runs the passes
  * backwards over the same tiles: position p reads the results at slots[p] — whole runs again — and
  * puts them at sources[p]; the tile then leaves in query order. Every global access is a run:
- * single scattered 8-byte words run at the L2's random-access rate (about 68 G words/s on the H100,
- * shared/PERFORMANCE.md), which would cost more than the search. Unordered results skip the
+ * single scattered 8-byte words run at the L2's random-access rate (bench/NOTES.md, "Defaults and
+ * where they were measured"), which would cost more than the search. Unordered results skip the
  * restore: the passes carry each query's index to the slot instead (positions).
  *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
@@ -82,6 +82,13 @@ typedef struct psa_plan {
  * PSA_LEAVES_PER_BUCKET leaves (fewer bits when the span is narrower), at most PSA_MAX_BITS bits;
  * wanted_bits > 0 asks for that many bits instead (capped the same way). */
 psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t wanted_bits);
+
+/* Whether partitioning pays for a window of `window` queries over a tree of n_leaves leaves (the
+ * auto policy: psa_policy.h). */
+static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
+{
+    return window >= PSA_MIN_QUERIES && window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves;
+}
 
 /* The bucket of key q (host and device). */
 PSA_HD uint32_t psa_bucket(const psa_plan *plan, uint64_t q)

@@ -3,6 +3,8 @@
  * (psa_make_plan). Pure host code, shared by the GPU engine and the tests. */
 #include "psa/psa.h"
 
+#include <assert.h>
+
 static uint32_t bit_width(uint64_t x)
 {
     return x ? 64u - (uint32_t)__builtin_clzll(x) : 0u;
@@ -53,6 +55,7 @@ psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, ui
         bits = width;
     plan.bits = bits;
     plan.shift = width - bits;
+    assert(bits <= width && bits <= PSA_MAX_BITS);
     if (bits <= PSA_MAX_PASS1_BITS) {
         plan.bits1 = bits;
         plan.bits2 = 0;

@@ -30,6 +30,19 @@ typedef struct psa_partitioned {
     void *workspace;
 } psa_partitioned;
 
+/* The scratch of a window of up to `window` queries as the search pipeline uses it, carved from one
+ * block of device memory (the caller's workspace, or a pipeline lane's): the workspace of
+ * psa_partition, then the search's results in slot order, which psa_restore reads. bytes includes
+ * 255 bytes of slack, so that the block need not be aligned. */
+typedef struct psa_scratch {
+    void *workspace;
+    size_t workspace_bytes;
+    void *slot_values, *slot_keys;
+    uint8_t *slot_found;
+} psa_scratch;
+cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out);
+psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_t window);
+
 /* Partitions n queries (device array of the key width) under plan, on stream. unordered: record
  * positions instead of maps. Asynchronous; errors are launch errors. */
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,

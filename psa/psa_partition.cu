@@ -596,3 +596,35 @@ extern "C" cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const u
 {
     return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, offsets, (int64_t)(n + 1), stream);
 }
+
+/* --- the scratch of a window of the search pipeline -------------------------------------------- */
+
+extern "C" cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out)
+{
+    size_t workspace = 0;
+    cudaError_t e = psa_workspace_bytes(key_bits, window, NULL, &workspace);
+    if (e != cudaSuccess)
+        return e;
+    const size_t kb = key_bits / 8;
+    /* 255 bytes of slack: a caller's workspace need not be aligned */
+    *bytes_out = 255 + align_up(workspace) + 2 * align_up((size_t)window * kb) + align_up(window);
+    return cudaSuccess;
+}
+
+extern "C" psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_t window)
+{
+    psa_scratch s;
+    size_t workspace = 0;
+    psa_workspace_bytes(key_bits, window, NULL, &workspace); /* succeeded in psa_scratch_bytes */
+    const size_t kb = key_bits / 8;
+    char *at = (char *)(((uintptr_t)block + 255) & ~(uintptr_t)255);
+    s.workspace = at;
+    s.workspace_bytes = align_up(workspace);
+    at += s.workspace_bytes;
+    s.slot_values = at;
+    at += align_up((size_t)window * kb);
+    s.slot_keys = at;
+    at += align_up((size_t)window * kb);
+    s.slot_found = (uint8_t *)at;
+    return s;
+}

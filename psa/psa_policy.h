@@ -1,6 +1,10 @@
 /* psa_policy.h — the tuning numbers of PSA by partition, apart from the algorithm (as CUB's
- * policies): tile shapes of the passes, how fine the buckets are, how large a window is. Chosen by
- * measurement on the H100 (bench/NOTES.md, "PSA by partition"); nothing here changes a result. */
+ * policies): tile shapes of the passes, how fine the buckets are, how large a window is, and when a
+ * window is worth partitioning at all. One table serves every architecture the build targets: the
+ * values were measured on sm_90 (bench/NOTES.md, "Session 4" and "Defaults and where they were
+ * measured"); an architecture measured otherwise gets its own block here under
+ * #if HARMONIA_TUNING_SM == NN (meson defines it: the highest of -Dgpu_arch). Nothing here changes
+ * a result. */
 #ifndef HARMONIA_PSA_POLICY_H
 #define HARMONIA_PSA_POLICY_H
 
@@ -28,5 +32,18 @@
 
 /* The largest window partitioned at once (its scratch is about 40 bytes per query). */
 #define PSA_MAX_WINDOW (1u << 27)
+/* The smallest window buffers a call sizes (smaller batches still get buffers of this many). */
+#define PSA_MIN_WINDOW 1024u
+
+/* When a window goes through PSA (query config psa = -1, auto): it is large, PSA_MIN_QUERIES or
+ * more (below it the launches of the passes cost more than the search saves), and dense enough that
+ * its search tiles stage leaves rather than descend, PSA_MIN_QUERIES_PER_LEAF queries a leaf or more
+ * (psa_pays in psa.h). */
+#define PSA_MIN_QUERIES (1u << 18)
+#define PSA_MIN_QUERIES_PER_LEAF 2
+/* Device-array windows take at most 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory for their
+ * scratch, halving the window down to PSA_MIN_DEVICE_WINDOW queries before giving up on PSA. */
+#define PSA_DEVICE_MEMORY_SHARE 2
+#define PSA_MIN_DEVICE_WINDOW (1u << 20)
 
 #endif /* HARMONIA_PSA_POLICY_H */

@@ -15,7 +15,9 @@ harmonia_install_packages() {
 }
 
 harmonia_install_deps() {
-    harmonia_install_packages gcc meson ninja-build pkg-config libcmocka-dev libxxhash-dev
+    # openmpi-bin and libopenmpi-dev: the distributed index (dist/, harmonia-dist) and its tests
+    harmonia_install_packages gcc meson ninja-build pkg-config libcmocka-dev libxxhash-dev \
+        openmpi-bin libopenmpi-dev
 }
 
 # The Python package (test.sh's pip install . and pytest): a Python with its headers and venv. The

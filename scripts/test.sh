@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite on a fresh Debian machine: installs the packages, builds (with CUDA
-# where nvcc is found) and runs every test, then the Python package's (pip install . into a virtual
+# where nvcc is found) and runs every test, installs that build into a temporary root and builds the
+# example against it through pkg-config (shared and static; scripts/test_install.sh), does the same
+# with a CPU-only build of the library, then the Python package's (pip install . into a virtual
 # environment in build-py/, python -m pytest, the OLAP example), then runs the tests of a CPU-only build under
 # AddressSanitizer and UndefinedBehaviorSanitizer, then (where clang is installed) runs each
 # libFuzzer harness of fuzz/ for HARMONIA_FUZZ_SECONDS (default 25) from its seed corpus; a
@@ -17,12 +19,19 @@ ninja -C build-test
 # CUDA objects must carry their header dependencies (root meson.build: meson 1.0 gives nvcc none,
 # the build names the depfiles itself); a silent mismatch would link stale objects after a change
 if grep -q "cuda_COMPILER" build-test/build.ninja; then
-    ninja -C build-test -t deps libcu_harmonia_gpu_query_cu.a.p/harmonia_gpu_query.cu.o | grep -q "harmonia/tree_internal.h" || {
+    ninja -C build-test -t deps harmonia/libcu_harmonia_gpu_query_cu.a.p/gpu_query.cu.o | grep -q "harmonia/tree_internal.h" || {
         echo "test.sh: the CUDA objects have no header dependencies (depfile path mismatch in meson.build)" >&2
         exit 1
     }
 fi
 meson test -C build-test --print-errorlogs --num-processes 1
+
+echo "== the installed library: meson install, then the example through pkg-config (shared and static) =="
+bash scripts/test_install.sh build-test
+# where CUDA is absent the CPU-only library must install and link too
+[ -d build-cpu ] || meson setup build-cpu -Dcuda=disabled -Dtests=false -Dbuildtype=release > /dev/null
+ninja -C build-cpu > /dev/null
+bash scripts/test_install.sh build-cpu
 
 echo "== Python package: pip install . into a venv, python -m pytest, the example =="
 # The build dir is kept (build-py/build), so a second run compiles only what changed; CUDA (where

@@ -574,10 +574,8 @@ static void test_options_and_misuse(void **state)
     assert_int_equal(cudaStreamCreate(&stream), cudaSuccess);
     harmonia_query_config_init(&c);
     c.backend = HARMONIA_BACKEND_GPU;
-    c.stream = stream;
-    c.async = true;
     void *d_q = device_copy(q, n * 8), *d_v = device_alloc(n * 8), *d_f = device_alloc(n);
-    assert_int_equal(harmonia_lookup(t, &c, d_q, n, d_v, d_f), HARMONIA_OK);
+    assert_int_equal(harmonia_lookup_async(t, &c, d_q, n, d_v, d_f, stream), HARMONIA_OK);
     assert_int_equal(cudaStreamSynchronize(stream), cudaSuccess);
     uint64_t *v = malloc(n * 8);
     uint8_t *f = malloc(n);

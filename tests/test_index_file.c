@@ -22,20 +22,16 @@
 #include "harmonia.h"
 #include "harmonia/index_file.h"
 #include "harmonia/tree_internal.h"
+#include "util/mix.h"
+#include "util/width.h"
 
 /* ------------------------------------------------------------------------------------------- */
 /* Helpers                                                                                     */
 /* ------------------------------------------------------------------------------------------- */
 
-/* A deterministic generator (splitmix64), so that every failure reproduces. */
+/* A deterministic generator (splitmix64, util/mix.h), so that every failure reproduces. */
 static uint64_t rng_state;
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng_next(void) { return util_splitmix64(&rng_state); }
 
 static char *make_temp_dir(void)
 {
@@ -164,20 +160,10 @@ typedef struct pairs {
     uint64_t *expected; /* the value each key must have */
 } pairs;
 
-static uint64_t width_max(uint32_t key_bits) { return key_bits == 32 ? UINT32_MAX : UINT64_MAX; }
-
-static void store(void *array, uint32_t key_bits, uint64_t i, uint64_t v)
-{
-    if (key_bits == 32)
-        ((uint32_t *)array)[i] = (uint32_t)v;
-    else
-        ((uint64_t *)array)[i] = v;
-}
-
-static uint64_t load(const void *array, uint32_t key_bits, uint64_t i)
-{
-    return key_bits == 32 ? ((const uint32_t *)array)[i] : ((const uint64_t *)array)[i];
-}
+/* width-generic access: util/width.h's */
+#define width_max util_max_of_width
+#define store util_store_width
+#define load util_load_width
 
 static pairs make_pairs(uint32_t key_bits, uint64_t count, bool with_values)
 {

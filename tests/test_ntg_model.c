@@ -27,8 +27,11 @@ static void model(harmonia_tree *tree, const uint64_t *queries, uint64_t n, int 
 {
     harmonia_ntg_config config;
     harmonia_ntg_config_init(&config);
-    config.query.psa = psa;
-    config.query.psa_bits = psa_bits;
+    harmonia_query_config query;
+    harmonia_query_config_init(&query);
+    query.psa = psa;
+    query.psa_bits = psa_bits;
+    config.query = &query;
     config.sample = n;
     config.levels = levels;
     harmonia_status st = harmonia_ntg_model(tree, &config, queries, n, r);
@@ -198,7 +201,10 @@ static void test_runs(void **state)
     }
     harmonia_ntg_config config;
     harmonia_ntg_config_init(&config);
-    config.query.psa = 0;
+    harmonia_query_config query;
+    harmonia_query_config_init(&query);
+    query.psa = 0;
+    config.query = &query;
     harmonia_ntg_model_result r;
     config.sample = 32;
     assert_int_equal(harmonia_ntg_model(tree, &config, queries, 64, &r), HARMONIA_OK);

@@ -15,29 +15,14 @@
 #include <cmocka.h>
 
 #include "harmonia.h"
+#include "util/mix.h"
+#include "util/width.h"
 
-static inline uint64_t tu_next(uint64_t *state) /* splitmix64 */
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t tu_mask(uint32_t key_bits) { return key_bits == 32 ? UINT32_MAX : UINT64_MAX; }
-
-static inline uint64_t tu_get(const void *a, uint32_t key_bits, uint64_t i)
-{
-    return key_bits == 32 ? ((const uint32_t *)a)[i] : ((const uint64_t *)a)[i];
-}
-
-static inline void tu_set(void *a, uint32_t key_bits, uint64_t i, uint64_t v)
-{
-    if (key_bits == 32)
-        ((uint32_t *)a)[i] = (uint32_t)v;
-    else
-        ((uint64_t *)a)[i] = v;
-}
+/* The project's one copy of each: splitmix64 (util/mix.h), width-generic access (util/width.h). */
+#define tu_next util_splitmix64
+#define tu_mask util_max_of_width
+#define tu_get util_load_width
+#define tu_set util_store_width
 
 static int tu_cmp_u64(const void *a, const void *b)
 {

@@ -1,10 +1,10 @@
 /* cli_bench.c — `harmonia bench`: generates keys and queries in memory, builds a tree, and times
  * Harmonia's point lookups, lower bounds and range counts against the binary-search baseline
- * (bench/bench_baselines.c) on the same data: one warm-up, median of R runs, every result checked. */
+ * (cli_baselines.c) on the same data: one warm-up, median of R runs, every result checked. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_baselines.h"
+#include "harmonia/cli/cli_baselines.h"
 #include "cli.h"
 #include "cli_data.h"
 #include "cli_io.h"

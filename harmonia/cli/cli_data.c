@@ -1,6 +1,6 @@
 /* cli_data.c — synthetic keys, queries, ranges and update batches for `generate` and `bench`,
- * the seeded generator behind them and a radix sort of keys with their values. No file handling
- * here. */
+ * the seeded generator behind them, and the sort of keys with their values (key_region's radix
+ * sort, the one copy). No file handling here. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -9,24 +9,18 @@
 #include "cli.h"
 #include "cli_data.h"
 #include "cli_io.h"
+#include "key_region/key_region.h"
+#include "util/mix.h"
 
 const char *const cli_key_dist_names[] = {"uniform", "dense", "normal", "zipf", NULL};
 
 /* ---- the generator ------------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 void cli_rng_seed(cli_rng *rng, uint64_t seed)
 {
     uint64_t x = seed;
     for (int i = 0; i < 4; i++)
-        rng->state[i] = splitmix64(&x);
+        rng->state[i] = util_splitmix64(&x);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)
@@ -102,86 +96,19 @@ static uint64_t rng_zipf(cli_rng *rng, uint64_t n, double s)
 
 /* ---- sorting ------------------------------------------------------------------------------- */
 
-/* LSD radix sort, 8-bit digits, one histogram pass for all digits; a pass whose digit is the same
- * in every key is skipped (dense or clustered keys skip most high digits). */
-#define RADIX_BITS 8
-#define RADIX_SIZE (1u << RADIX_BITS)
-
-#define DEFINE_RADIX_SORT(NAME, TYPE)                                                          \
-    static void NAME(TYPE *keys, TYPE *values, TYPE *key_scratch, TYPE *value_scratch,          \
-                     uint64_t n, uint64_t (*histogram)[RADIX_SIZE])                            \
-    {                                                                                          \
-        enum { PASSES = (int)sizeof(TYPE) * 8 / RADIX_BITS };                                  \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
-            TYPE k = keys[i];                                                                  \
-            for (int p = 0; p < PASSES; p++)                                                   \
-                histogram[p][(k >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;                    \
-        }                                                                                      \
-        TYPE *src_keys = keys, *dst_keys = key_scratch;                                        \
-        TYPE *src_values = values, *dst_values = value_scratch;                                \
-        for (int p = 0; p < PASSES; p++) {                                                     \
-            uint64_t *h = histogram[p];                                                        \
-            bool trivial = false;                                                              \
-            for (uint32_t d = 0; d < RADIX_SIZE; d++)                                          \
-                trivial |= h[d] == n;                                                          \
-            if (trivial)                                                                       \
-                continue;                                                                      \
-            uint64_t sum = 0;                                                                  \
-            for (uint32_t d = 0; d < RADIX_SIZE; d++) {                                        \
-                uint64_t c = h[d];                                                             \
-                h[d] = sum;                                                                    \
-                sum += c;                                                                      \
-            }                                                                                  \
-            int shift = p * RADIX_BITS;                                                        \
-            if (values != NULL) {                                                              \
-                for (uint64_t i = 0; i < n; i++) {                                             \
-                    uint64_t at = h[(src_keys[i] >> shift) & (RADIX_SIZE - 1)]++;              \
-                    dst_keys[at] = src_keys[i];                                                \
-                    dst_values[at] = src_values[i];                                            \
-                }                                                                              \
-            } else {                                                                           \
-                for (uint64_t i = 0; i < n; i++)                                               \
-                    dst_keys[h[(src_keys[i] >> shift) & (RADIX_SIZE - 1)]++] = src_keys[i];    \
-            }                                                                                  \
-            TYPE *t = src_keys;                                                                \
-            src_keys = dst_keys;                                                               \
-            dst_keys = t;                                                                      \
-            t = src_values;                                                                    \
-            src_values = dst_values;                                                           \
-            dst_values = t;                                                                    \
-        }                                                                                      \
-        if (src_keys != keys) {                                                                \
-            memcpy(keys, src_keys, n * sizeof(TYPE));                                          \
-            if (values != NULL)                                                                \
-                memcpy(values, src_values, n * sizeof(TYPE));                                  \
-        }                                                                                      \
-    }
-
-DEFINE_RADIX_SORT(radix_sort32, uint32_t)
-DEFINE_RADIX_SORT(radix_sort64, uint64_t)
-
 int cli_sort_pairs(void *keys, void *values, uint64_t n, uint32_t key_bits)
 {
     if (n < 2)
         return 0;
-    size_t width = key_bits / 8;
-    int passes = (int)key_bits / RADIX_BITS;
-    uint64_t(*histogram)[RADIX_SIZE] = calloc((size_t)passes, sizeof *histogram);
-    void *key_scratch = malloc(n * width);
-    void *value_scratch = values != NULL ? malloc(n * width) : NULL;
-    if (histogram == NULL || key_scratch == NULL || (values != NULL && value_scratch == NULL)) {
-        free(histogram);
-        free(key_scratch);
-        free(value_scratch);
+    /* keys alone: positions ride along as the values (the sort moves pairs) */
+    void *scratch = values ? NULL : malloc(n * (key_bits / 8));
+    if (!values && !scratch)
         return cli_error("out of memory sorting %llu keys", (unsigned long long)n);
-    }
-    if (key_bits == 32)
-        radix_sort32(keys, values, key_scratch, value_scratch, n, histogram);
-    else
-        radix_sort64(keys, values, key_scratch, value_scratch, n, histogram);
-    free(histogram);
-    free(key_scratch);
-    free(value_scratch);
+    kr_error err;
+    harmonia_status st = kr_sort_pairs(key_bits, keys, values ? values : scratch, n, 0, &err);
+    free(scratch);
+    if (st != HARMONIA_OK)
+        return cli_error("%s", err.message);
     return 0;
 }
 

@@ -84,7 +84,7 @@ static void print_index_text(const char *path, const harmonia_tree_info *info)
     else
         printf("NTG group size   none stored\n");
     printf("storage          %s\n", info->mapped ? "mapped index file" : "host memory");
-    printf("constant cut     %u internal level%s, %llu first-child entries in GPU __constant__ memory "
+    printf("constant cut     %u internal level%s, %llu first-child entries in GPU constant memory "
            "(of %u internal levels)\n", info->constant_prefix_levels, info->constant_prefix_levels == 1 ? "" : "s",
            (unsigned long long)info->constant_prefix_entries, info->height > 0 ? info->height - 1 : 0);
 }
@@ -124,7 +124,7 @@ int cli_cmd_info(int argc, char **argv)
         {"json", NULL, "print JSON", NULL},
         {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},
         {"quiet", NULL, "no progress bar", NULL},
-        {"constant-levels", "N", "report the __constant__ cut for N internal levels or all "
+        {"constant-levels", "N", "report the constant cut for N internal levels or all "
                                  "(default 1: the root)", NULL},
     };
     cli_spec spec = {

@@ -31,6 +31,7 @@
 
 #include "cli_progress.h"
 #include "harmonia/safe_file.h"
+#include "util/width.h"
 
 typedef enum cli_format { CLI_FORMAT_AUTO = 0, CLI_FORMAT_BIN, CLI_FORMAT_TEXT } cli_format;
 
@@ -143,23 +144,9 @@ int cli_write_records(const char *path, cli_format format, uint32_t key_bits, ui
                       int fields, void *const *columns, const char *text_header,
                       cli_progress *progress);
 
-/* Key-width-generic access to columns. */
-static inline uint64_t cli_get(const void *column, uint32_t key_bits, uint64_t i)
-{
-    return key_bits == 32 ? ((const uint32_t *)column)[i] : ((const uint64_t *)column)[i];
-}
-
-static inline void cli_set(void *column, uint32_t key_bits, uint64_t i, uint64_t value)
-{
-    if (key_bits == 32)
-        ((uint32_t *)column)[i] = (uint32_t)value;
-    else
-        ((uint64_t *)column)[i] = value;
-}
-
-static inline uint64_t cli_max_key(uint32_t key_bits)
-{
-    return key_bits == 32 ? UINT32_MAX : UINT64_MAX;
-}
+/* Key-width-generic access to columns: util/width.h's, under the tool's names. */
+#define cli_get util_load_width
+#define cli_set util_store_width
+#define cli_max_key util_max_of_width
 
 #endif /* HARMONIA_CLI_IO_H */

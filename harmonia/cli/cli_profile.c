@@ -22,7 +22,8 @@ typedef struct profile_run {
     bool generated, json, quiet, store, model_only;
     uint64_t seed;
     harmonia_tree_info info;
-    harmonia_ntg_config config;
+    harmonia_ntg_config config;  /* config.query points at query */
+    harmonia_query_config query;
     uint64_t count;
     harmonia_ntg_model_result model;
     harmonia_ntg_measurement measured;
@@ -42,7 +43,7 @@ static int size_index(const uint32_t *sizes, uint32_t n, uint32_t g)
 
 static const char *psa_words(const profile_run *run)
 {
-    int psa = run->config.query.psa;
+    int psa = run->query.psa;
     if (psa < 0)
         return run->model.psa ? "PSA auto (on)" : "PSA auto (off)";
     return psa ? "PSA on" : "PSA off";
@@ -147,7 +148,7 @@ static void print_json(const profile_run *run)
         printf("}");
     }
     printf(",\"results_order\":\"%s\",\"psa_setting\":\"%s\",", run->config.unordered ? "psa" : "query",
-           run->config.query.psa < 0 ? "auto" : run->config.query.psa ? "on" : "off");
+           run->query.psa < 0 ? "auto" : run->query.psa ? "on" : "off");
     printf("\"model\":{\"sample_queries\":%llu,\"runs\":%llu,\"levels\":%u,\"first_level\":%u,\"psa\":%s,",
            (unsigned long long)m->sample_queries, (unsigned long long)m->runs, m->levels, m->first_level,
            m->psa ? "true" : "false");
@@ -274,9 +275,11 @@ static int read_options(const cli_spec *spec, profile_run *run, int *queries_for
     run->model_only = cli_opt_given(spec, "model-only");
     run->count = count;
     harmonia_ntg_config_init(&run->config);
-    run->config.query.psa = psa == 0 ? -1 : psa == 1 ? 1 : 0;
-    run->config.query.psa_window = window;
-    run->config.query.psa_bits = (uint32_t)bits;
+    harmonia_query_config_init(&run->query);
+    run->query.psa = psa == 0 ? -1 : psa == 1 ? 1 : 0;
+    run->query.psa_window = window;
+    run->query.psa_bits = (uint32_t)bits;
+    run->config.query = &run->query;
     run->config.unordered = cli_opt_given(spec, "unordered");
     run->config.sample = sample;
     run->config.levels = (uint32_t)levels;

@@ -26,7 +26,7 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
     {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},             \
     {"psa-bits", "B", "GPU: bucket bits of the PSA partition (default: buckets of ~32 leaves)", NULL}, \
     {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
-    {"constant-levels", "N", "GPU: internal levels kept in __constant__ memory, a count or all "  \
+    {"constant-levels", "N", "GPU: internal levels read from constant memory, a count or all "   \
                              "(default 1: the root)", NULL},                                      \
     {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},                                                \
     {"quiet", NULL, "no progress bar, no summary", NULL}

@@ -1,8 +1,9 @@
-/* ntg_profile.c — the measured NTG sweep (harmonia_ntg_measure): the workload copied to the GPU
- * once, then harmonia_lookup (the public call, backend GPU, device arrays) timed with CUDA events for
- * every G, median of several runs after warm-ups, and every G's results checked equal. Uses the CUDA
- * runtime's C API only where CUDA is built; elsewhere it answers NO_DEVICE with the probe's reason.
- * The model is ntg_model.c; the choice and the stored G harmonia/ntg_choice.c. */
+/* ntg_measure.c — the measured NTG sweep (harmonia_ntg_measure): the workload copied to the tree's
+ * GPU once, then harmonia_lookup_async (the public call, device arrays, a stream of its own) timed
+ * with CUDA events for every G, median of several runs after warm-ups, and every G's results
+ * checked equal. Uses the CUDA runtime's C API only where CUDA is built; elsewhere it answers
+ * NO_DEVICE with the probe's reason. The model is ntg/ntg_model.c, the choice and the stored G
+ * ntg_choice.c. The front's code: it drives the public calls on a tree. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +14,11 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "harmonia/gpu_engine.h"
 #include "harmonia/tree_internal.h"
 #include "ntg/ntg_model.h"
 
 #ifdef HARMONIA_HAVE_CUDA
-
-static harmonia_status cuda_failure(harmonia_tree *tree, cudaError_t e, const char *what)
-{
-    cudaGetLastError(); /* clear a non-sticky error */
-    return hm_fail(tree, e == cudaErrorMemoryAllocation ? HARMONIA_ERR_DEVICE_MEMORY : HARMONIA_ERR_DEVICE,
-                   "NTG measurement: %s: %s", what, cudaGetErrorString(e));
-}
 
 static int compare_floats(const void *a, const void *b)
 {
@@ -67,24 +62,25 @@ static void sweep_free(sweep *s)
 static harmonia_status call_once(harmonia_tree *tree, const harmonia_query_config *q, bool unordered,
                                  const sweep *s, uint64_t count)
 {
-    return unordered ? harmonia_lookup_unordered(tree, q, s->d_queries, count, s->d_values, s->d_found,
-                                                 s->d_positions)
-                     : harmonia_lookup(tree, q, s->d_queries, count, s->d_values, s->d_found);
+    return unordered ? harmonia_lookup_unordered_async(tree, q, s->d_queries, count, s->d_values, s->d_found,
+                                                       s->d_positions, s->stream)
+                     : harmonia_lookup_async(tree, q, s->d_queries, count, s->d_values, s->d_found, s->stream);
 }
 
 /* Copies one G's results back; hashes them and counts the hits. */
 static harmonia_status fetch_results(harmonia_tree *tree, sweep *s, uint64_t count, size_t key_bytes,
                                      bool unordered, uint64_t *hash_out, uint64_t *found_out)
 {
-    cudaError_t e = cudaStreamSynchronize(s->stream); /* the copies below run on the default stream */
+    cudaError_t e = cudaMemcpyAsync(s->h_values, s->d_values, count * key_bytes, cudaMemcpyDeviceToHost, s->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpy(s->h_values, s->d_values, count * key_bytes, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(s->h_found, s->d_found, count, cudaMemcpyDeviceToHost);
+        e = cudaMemcpyAsync(s->h_found, s->d_found, count, cudaMemcpyDeviceToHost, s->stream);
     if (e == cudaSuccess && unordered)
-        e = cudaMemcpy(s->h_positions, s->d_positions, count * sizeof(uint64_t), cudaMemcpyDeviceToHost);
+        e = cudaMemcpyAsync(s->h_positions, s->d_positions, count * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+                            s->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s->stream);
     if (e != cudaSuccess)
-        return cuda_failure(tree, e, "copying the results back");
+        return hm_gpu_fail(tree, e, "NTG measurement: copying the results back");
     XXH3_state_t *state = XXH3_createState();
     if (!state)
         return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "NTG measurement: out of memory for a hash state");
@@ -111,14 +107,7 @@ static harmonia_status measure_on_device(harmonia_tree *tree, const harmonia_ntg
     sweep s;
     memset(&s, 0, sizeof s);
     harmonia_status st = HARMONIA_OK;
-    cudaError_t e;
-#define SWEEP_CUDA(call, what)                                                                   \
-    do {                                                                                          \
-        if ((e = (call)) != cudaSuccess) {                                                        \
-            st = cuda_failure(tree, e, what);                                                     \
-            goto done;                                                                            \
-        }                                                                                         \
-    } while (0)
+#define SWEEP_CUDA(call, what) HM_CUDA_OR_GOTO(tree, st, call, "NTG measurement: " what, done)
     s.times = malloc(result->runs * sizeof *s.times);
     s.h_values = malloc(count * key_bytes);
     s.h_found = malloc(count);
@@ -133,8 +122,10 @@ static harmonia_status measure_on_device(harmonia_tree *tree, const harmonia_ntg
     SWEEP_CUDA(cudaMalloc((void **)&s.d_found, count), "allocating the found flags");
     if (unordered)
         SWEEP_CUDA(cudaMalloc((void **)&s.d_positions, count * sizeof(uint64_t)), "allocating the positions");
-    SWEEP_CUDA(cudaMemcpy(s.d_queries, queries, count * key_bytes, cudaMemcpyHostToDevice), "copying the queries");
     SWEEP_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a stream");
+    SWEEP_CUDA(cudaMemcpyAsync(s.d_queries, queries, count * key_bytes, cudaMemcpyHostToDevice, s.stream),
+               "copying the queries");
+    SWEEP_CUDA(cudaStreamSynchronize(s.stream), "copying the queries");
     SWEEP_CUDA(cudaEventCreate(&s.start), "creating an event");
     SWEEP_CUDA(cudaEventCreate(&s.stop), "creating an event");
 
@@ -142,12 +133,10 @@ static harmonia_status measure_on_device(harmonia_tree *tree, const harmonia_ntg
     for (uint32_t k = 0; k < result->size_count; k++) {
         /* widest first: the order the model narrows in */
         const uint32_t idx = result->size_count - 1 - k;
-        harmonia_query_config q = config->query;
+        harmonia_query_config q = *config->query;
         q.backend = HARMONIA_BACKEND_GPU;
         q.memory = HARMONIA_MEMORY_DEVICE;
         q.group_size = result->group_sizes[idx];
-        q.stream = s.stream;
-        q.async = true;
         for (uint32_t w = 0; w < result->warmup; w++) {
             if ((st = call_once(tree, &q, unordered, &s, count)) != HARMONIA_OK)
                 goto done;
@@ -196,7 +185,7 @@ done:
 
 #endif /* HARMONIA_HAVE_CUDA */
 
-harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_config *config,
+harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_config *given,
                                      const void *queries, uint64_t count,
                                      harmonia_ntg_measurement *result)
 {
@@ -206,23 +195,38 @@ harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_con
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_ntg_measure: NULL queries or result");
     if (count == 0)
         return hm_fail(tree, HARMONIA_ERR_INVALID, "harmonia_ntg_measure: no queries to measure");
-    harmonia_ntg_config defaults;
-    if (!config) {
-        harmonia_ntg_config_init(&defaults);
-        config = &defaults;
-    }
+    harmonia_ntg_config own;
+    harmonia_query_config query;
+    harmonia_status st = hm_ntg_config(tree, given, &own, &query);
+    if (st != HARMONIA_OK)
+        return st;
+    const harmonia_ntg_config *config = &own;
     memset(result, 0, sizeof *result);
     result->size_count = ntg_group_sizes(tree->kr.fanout, result->group_sizes);
     result->queries = count;
     result->warmup = config->warmup ? config->warmup : 1;
     result->runs = config->runs ? config->runs : HARMONIA_NTG_DEFAULT_RUNS;
-    result->psa = config->query.psa < 0 ? config->unordered : config->query.psa != 0;
-    harmonia_device_info device;
-    if (harmonia_device_probe(&device) != HARMONIA_OK)
+    result->psa = config->query->psa < 0 ? config->unordered : config->query->psa != 0;
+    if (!hm_gpu_usable()) {
+        harmonia_device_probe(NULL); /* the reason, as the thread's message */
         return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "%s", harmonia_last_error(NULL));
-    snprintf(result->device, sizeof result->device, "%s", device.name);
+    }
 #ifdef HARMONIA_HAVE_CUDA
-    harmonia_status st = measure_on_device(tree, config, queries, count, result);
+    /* on the tree's device (its copy made first), the caller's current device given back after */
+    int device = 0, saved = 0;
+    if ((st = hm_gpu_device_of(tree, &device)) != HARMONIA_OK)
+        return st;
+    cudaError_t e = cudaGetDevice(&saved);
+    if (e == cudaSuccess && saved != device)
+        e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "NTG measurement: selecting the tree's device");
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+        snprintf(result->device, sizeof result->device, "%s", prop.name);
+    st = measure_on_device(tree, config, queries, count, result);
+    if (saved != device)
+        cudaSetDevice(saved);
     if (st != HARMONIA_OK) {
         result->best = 0;
         return st;

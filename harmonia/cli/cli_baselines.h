@@ -1,8 +1,8 @@
-/* bench_baselines.h — the baselines Harmonia is measured against on the CPU: a sorted array of
+/* cli_baselines.h — the baselines Harmonia is measured against on the CPU: a sorted array of
  * keys (with their values beside it) searched by a plain binary search per query, OpenMP-parallel
  * over the queries. They share no code with the library, so they double as its oracle in bench. */
-#ifndef HARMONIA_BENCH_BASELINES_H
-#define HARMONIA_BENCH_BASELINES_H
+#ifndef HARMONIA_CLI_BASELINES_H
+#define HARMONIA_CLI_BASELINES_H
 
 #include <stdint.h>
 
@@ -26,4 +26,4 @@ void bl_lower_bound(uint32_t key_bits, const void *sorted_keys, const void *sort
 void bl_range_count(uint32_t key_bits, const void *sorted_keys, uint64_t n, const void *lo,
                     const void *hi, uint64_t count, uint64_t *counts_out, int threads);
 
-#endif /* HARMONIA_BENCH_BASELINES_H */
+#endif /* HARMONIA_CLI_BASELINES_H */

@@ -1,10 +1,10 @@
-/* bench_baselines.c — binary search over a sorted array, one query per iteration, OpenMP over the
+/* cli_baselines.c — binary search over a sorted array, one query per iteration, OpenMP over the
  * queries: the baseline of `harmonia bench` and its check of every Harmonia result. The search is
  * the branch-free lower bound (a conditional move per step), the strong form of binary search. */
 #include <omp.h>
 #include <stddef.h>
 
-#include "bench/bench_baselines.h"
+#include "harmonia/cli/cli_baselines.h"
 
 /* Index of the first key >= q among n sorted keys (n when none). */
 #define DEFINE_LOWER_BOUND(NAME, TYPE)                                                          \

@@ -1,0 +1,28 @@
+/* gpu_policy.h — the tuning numbers of the front's GPU pipelines (gpu_tree.cu, gpu_query.cu), apart
+ * from their logic, as psa/psa_policy.h and ntg/ntg_policy.h are for the kernels: how many windows
+ * are in flight, how host-array range collects are cut, how an incremental sync groups its copies.
+ * Measured on sm_90 (bench/NOTES.md); nothing here changes a result. */
+#ifndef HARMONIA_GPU_POLICY_H
+#define HARMONIA_GPU_POLICY_H
+
+/* Pipeline lanes: windows in flight at once (each lane has a stream and one window's buffers), the
+ * most a query config's pipeline_depth may ask. */
+#define HM_LANES 3
+
+/* Host-array range collects: a chunk holds at most HM_COLLECT_MAX_PAIRS pairs, and long ranges are
+ * cut into pieces of at most HM_COLLECT_PIECE_PAIRS pairs, each copied by its own warp. */
+#define HM_COLLECT_MAX_PAIRS (1u << 24)
+#define HM_COLLECT_PIECE_PAIRS 4096u
+
+/* The incremental sync after an update copies runs of dirty leaves, bridging gaps of up to
+ * HM_SYNC_GAP clean leaves (copied unchanged); with more than HM_SYNC_MAX_RUNS runs, one span from
+ * the first to the last dirty leaf. */
+#define HM_SYNC_GAP 64u
+#define HM_SYNC_MAX_RUNS 1024u
+
+/* Host-to-pinned copies of at least this many bytes run on OpenMP threads, in chunks of
+ * HM_PARALLEL_COPY_CHUNK bytes. */
+#define HM_PARALLEL_COPY_CHUNK (1u << 20)
+#define HM_PARALLEL_COPY_MIN (4u * HM_PARALLEL_COPY_CHUNK)
+
+#endif /* HARMONIA_GPU_POLICY_H */
