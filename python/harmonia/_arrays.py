@@ -13,6 +13,10 @@ Dtype rules (the same for host and device arrays):
   * any other dtype (float, bool, datetime, object, strings ...) is a TypeError naming the dtype.
 A tree's width comes from the keys' dtype at build: 64-bit integer dtypes give 64-bit keys, the
 narrower ones 32-bit keys (unless build(..., key_bits=) says otherwise).
+
+Devices: a device array stays on its GPU; the work on it (conversions, results) runs with that GPU
+current and on the caller's stream there. Whether the array's GPU is the tree's is checked by
+harmonia.Tree (the tree's device, _tree.py).
 """
 
 from __future__ import annotations
@@ -46,9 +50,10 @@ def _cupy():
 class Adapted:
     """One argument, adapted: `flat` is a 1-D C-contiguous array of the target dtype (NumPy on the
     host, CuPy on the device) over the caller's data where no conversion was needed; `shape` the
-    caller's shape; `wrap` turns a result of the same kind back into the caller's kind (None: as is)."""
+    caller's shape; `wrap` turns a result of the same kind back into the caller's kind (None: as is);
+    device arrays: `stream` the address of the stream to work on, `device_id` the array's GPU."""
 
-    __slots__ = ("flat", "shape", "scalar", "device", "wrap", "stream", "torch_device")
+    __slots__ = ("flat", "shape", "scalar", "device", "wrap", "stream", "torch_device", "device_id")
 
     def __init__(self, flat, shape, scalar, device, wrap, stream=None, torch_device=None):
         self.flat = flat
@@ -58,6 +63,7 @@ class Adapted:
         self.wrap = wrap
         self.stream = stream
         self.torch_device = torch_device
+        self.device_id = flat.device.id if device else None
 
 
 def width_of(dtype: np.dtype, name: str) -> np.dtype:
@@ -169,10 +175,9 @@ def classify(x, name):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         if x.is_cuda:
-            cp = _cupy()
             stream = torch.cuda.current_stream(x.device).cuda_stream
-            with cp.cuda.ExternalStream(stream):
-                return "device", cp.from_dlpack(x.detach()), _torch_device_wrap, stream, x.device
+            with on_stream(stream, x.device.index):
+                return "device", _cupy().from_dlpack(x.detach()), _torch_device_wrap, stream, x.device
         return "host", x.detach().numpy(), _torch_host_wrap
     if hasattr(x, "__cuda_array_interface__"):
         return "device", _cupy().asarray(x), None, None, None
@@ -216,8 +221,9 @@ def adapt(x, name, target=None, *, stream=None, host_only=False):
         arr = c[1]
         wrap = c[2]
         if c[0] == "device":
-            with _cupy().cuda.ExternalStream(resolve_stream(stream, c[3] if c[3] is not None else
-                                                            _cupy().cuda.get_current_stream().ptr)):
+            with arr.device:
+                s = resolve_stream(stream, c[3] if c[3] is not None else _cupy().cuda.get_current_stream().ptr)
+            with on_stream(s, arr.device.id):
                 arr = arr.get()
             wrap = None
         if target is None:
@@ -228,16 +234,14 @@ def adapt(x, name, target=None, *, stream=None, host_only=False):
         return Adapted(arr.reshape(-1), arr.shape, arr.ndim == 0, False, wrap)
     _, arr, wrap, own_stream, torch_device = c
     cp = _cupy()
-    if arr.device.id != 0:
-        raise ValueError(f"{name}: the array is on GPU {arr.device.id}; the tree works on GPU 0 "
-                         f"(the library's device)")
     if own_stream is None:
-        own_stream = cp.cuda.get_current_stream().ptr
+        with arr.device:  # the current stream of the array's GPU
+            own_stream = cp.cuda.get_current_stream().ptr
     s = resolve_stream(stream, own_stream)
     if target is None:
         target = width_of(arr.dtype, name)
     if arr.dtype != target or not arr.flags.c_contiguous:
-        with on_stream(s):
+        with on_stream(s, arr.device.id):
             arr = convert(arr, target, name)
             if not arr.flags.c_contiguous:
                 arr = cp.ascontiguousarray(arr)
@@ -245,7 +249,7 @@ def adapt(x, name, target=None, *, stream=None, host_only=False):
 
 
 def _to_device(x: Adapted, like: Adapted) -> Adapted:
-    with on_stream(like.stream):
+    with on_stream(like.stream, like.device_id):
         moved = _cupy().asarray(x.flat)
     return Adapted(moved, x.shape, x.scalar, True, like.wrap, like.stream, like.torch_device)
 
@@ -253,6 +257,8 @@ def _to_device(x: Adapted, like: Adapted) -> Adapted:
 def same_place(a: Adapted, b: Adapted, names: str):
     """a and b in the same memory: a host scalar beside a device array goes to the device (so that
     range_count(device_lo, 2**40) works); arrays in different memories are refused."""
+    if a.device and b.device and a.device_id != b.device_id:
+        raise ValueError(f"{names}: one array is on GPU {a.device_id} and the other on GPU {b.device_id}")
     if a.device == b.device:
         return a, b
     if b.device and a.scalar:
@@ -272,7 +278,7 @@ def broadcast(a: Adapted, b: Adapted):
     except ValueError as e:
         raise ValueError(f"lo and hi: shapes {a.shape} and {b.shape} do not broadcast") from e
     out = []
-    with (on_stream(a.stream) if a.device else contextlib.nullcontext()):
+    with (on_stream(a.stream, a.device_id) if a.device else contextlib.nullcontext()):
         for x in (a, b):
             full = xp.ascontiguousarray(xp.broadcast_to(x.flat.reshape(x.shape), shape))
             out.append(Adapted(full.reshape(-1), shape, len(shape) == 0, x.device, x.wrap, x.stream,
@@ -280,24 +286,30 @@ def broadcast(a: Adapted, b: Adapted):
     return out[0], out[1], shape
 
 
-def on_stream(s):
-    """A context making stream address s CuPy's current stream (nothing to do when it is)."""
+def on_stream(s, device_id):
+    """A context making GPU device_id current and stream address s (a stream of that GPU) CuPy's
+    current stream (nothing to do where they are)."""
     cp = _cupy()
-    if cp.cuda.get_current_stream().ptr == s:
-        return contextlib.nullcontext()
-    return cp.cuda.ExternalStream(s)
+    if cp.cuda.runtime.getDevice() == device_id:
+        if cp.cuda.get_current_stream().ptr == s:
+            return contextlib.nullcontext()
+        return cp.cuda.ExternalStream(s)
+    both = contextlib.ExitStack()
+    both.enter_context(cp.cuda.Device(device_id))
+    both.enter_context(cp.cuda.ExternalStream(s))
+    return both
 
 
 def empty(a: Adapted, shape, dtype):
     """A result array of the kind of a (NumPy on the host, CuPy on a's stream on the device)."""
     if not a.device:
         return np.empty(shape, dtype)
-    with on_stream(a.stream):
+    with on_stream(a.stream, a.device_id):
         return _cupy().empty(shape, dtype)
 
 
 def check_out(out, name, a: Adapted, dtypes, shape):
-    """An out= array: of a's kind, one of dtypes (exactly), shape, C-contiguous, writable, on GPU 0.
+    """An out= array: of a's kind, one of dtypes (exactly), shape, C-contiguous, writable, on a's GPU.
     Returns (the flat array to write, the object to give back)."""
     if a.device:
         cp = _cupy()
@@ -309,8 +321,9 @@ def check_out(out, name, a: Adapted, dtypes, shape):
             else:
                 raise TypeError(f"{name}: the queries are in device memory: a CuPy array (or a CUDA "
                                 f"tensor) is required, not {type(out).__name__}")
-        if out.device.id != 0:
-            raise ValueError(f"{name}: the array is on GPU {out.device.id}; results go to GPU 0")
+        if out.device.id != a.device_id:
+            raise ValueError(f"{name}: the array is on GPU {out.device.id}; the queries, and so the results, are "
+                             f"on GPU {a.device_id}")
     else:
         given = out
         if not isinstance(out, np.ndarray):

@@ -7,12 +7,15 @@
  * Arrays: a host array is any object exposing a C-contiguous buffer (NumPy arrays, memoryviews);
  * its itemsize and length are checked against what the call needs, so no call can read or write
  * past a buffer. A device array (query config memory = DEVICE) is an int, its address; the Python
- * layer has checked its dtype, length and device.
+ * layer has checked its dtype, length and device, and makes the call with the arrays' device
+ * current. Device-array queries run on the stream of the query tuple: synchronously (the calls
+ * without _async, config.stream) or queued (the harmonia_*_async calls, async in the tuple).
  *
- * Threads: the C contract lets several threads query one tree at once on the CPU backend; every
- * other call (GPU queries, updates, saves, checks, settings, close) must have the tree alone. Each
- * Tree holds a readers-writer lock: shared for CPU queries and read-only calls, exclusive for the
- * rest. The lock is taken after the GIL is released, never while holding it. */
+ * Threads: the C contract lets several threads query one tree at once, CPU and GPU; calls that
+ * change a tree (updates, settings, upload, release, close) must have it alone. Each Tree holds a
+ * readers-writer lock: shared for queries and read-only calls, exclusive for the rest (saves and
+ * checks too: they may mark an unverified tree verified). The lock is taken after the GIL is
+ * released, never while holding it. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
@@ -279,9 +282,12 @@ static PyObject *tree_new_forbidden(PyTypeObject *type, PyObject *args, PyObject
 static Py_ssize_t key_bytes(const TreeObject *self) { return (Py_ssize_t)(self->key_bits / 8); }
 
 /* --- query configuration: (backend, threads, psa, psa_window, psa_bits, group_size, memory,
- *     pipeline_depth, stream, async) ------------------------------------------------------------ */
+ *     pipeline_depth, stream, async) ------------------------------------------------------------
+ * async is not a config field: it picks the harmonia_*_async call (device arrays, queued on stream)
+ * instead of the synchronous one (which runs on config.stream and waits for it). *async_out may be
+ * NULL where the call has no asynchronous form. */
 
-static int parse_query_config(PyObject *tuple, harmonia_query_config *qc)
+static int parse_query_config(PyObject *tuple, harmonia_query_config *qc, int *async_out)
 {
     harmonia_query_config_init(qc);
     int backend = 0, memory = 0, async = 0;
@@ -299,33 +305,17 @@ static int parse_query_config(PyObject *tuple, harmonia_query_config *qc)
     qc->memory = (harmonia_memory)memory;
     qc->pipeline_depth = depth;
     qc->stream = (void *)(uintptr_t)stream;
-    qc->async = async != 0;
-    return 0;
-}
-
-/* Whether the GPU is usable (probed once, on first need: the probe makes a CUDA context). */
-static int gpu_usable_state = -1;
-
-static int gpu_usable(void)
-{
-    if (gpu_usable_state < 0) {
-        harmonia_status st;
-        Py_BEGIN_ALLOW_THREADS
-        st = harmonia_device_probe(NULL);
-        Py_END_ALLOW_THREADS
-        gpu_usable_state = st == HARMONIA_OK;
+    if (async && qc->memory != HARMONIA_MEMORY_DEVICE) {
+        PyErr_SetString(PyExc_ValueError, "the asynchronous calls take device arrays");
+        return -1;
     }
-    return gpu_usable_state;
-}
-
-/* Queries share the tree where the C contract allows it: on the CPU backend. */
-static int query_lock_mode(const harmonia_query_config *qc)
-{
-    if (qc->backend == HARMONIA_BACKEND_CPU)
-        return LOCK_SHARED;
-    if (qc->backend == HARMONIA_BACKEND_AUTO && qc->memory != HARMONIA_MEMORY_DEVICE && !gpu_usable())
-        return LOCK_SHARED;
-    return LOCK_EXCLUSIVE;
+    if (async_out)
+        *async_out = async != 0;
+    else if (async) {
+        PyErr_SetString(PyExc_ValueError, "this call has no asynchronous form");
+        return -1;
+    }
+    return 0;
 }
 
 /* Runs `call` (a statement assigning `st`) on the open tree with the GIL released and the tree
@@ -360,7 +350,8 @@ static PyObject *tree_lookup(PyObject *obj, PyObject *args)
     if (!PyArg_ParseTuple(args, "OKOOO", &qct, &count, &q, &v, &f))
         return NULL;
     harmonia_query_config qc;
-    if (parse_query_config(qct, &qc) < 0)
+    int async = 0;
+    if (parse_query_config(qct, &qc, &async) < 0)
         return NULL;
     const int dev = qc.memory == HARMONIA_MEMORY_DEVICE;
     array_arg a[3];
@@ -377,8 +368,10 @@ static PyObject *tree_lookup(PyObject *obj, PyObject *args)
     harmonia_status st = HARMONIA_OK;
     int closed = 0;
     char message[ERROR_MESSAGE_BYTES];
-    const int mode = query_lock_mode(&qc);
-    RUN_ON_TREE(self, mode, st = harmonia_lookup(self->tree, &qc, a[0].ptr, count, a[1].ptr, (uint8_t *)a[2].ptr));
+    RUN_ON_TREE(self, LOCK_SHARED,
+                st = async ? harmonia_lookup_async(self->tree, &qc, a[0].ptr, count, a[1].ptr, (uint8_t *)a[2].ptr,
+                                                   qc.stream)
+                           : harmonia_lookup(self->tree, &qc, a[0].ptr, count, a[1].ptr, (uint8_t *)a[2].ptr));
     release_arrays(a, n);
     if (closed)
         return closed_error();
@@ -399,7 +392,8 @@ static PyObject *tree_lookup_unordered(PyObject *obj, PyObject *args)
     if (!PyArg_ParseTuple(args, "OKOOOO", &qct, &count, &q, &v, &f, &p))
         return NULL;
     harmonia_query_config qc;
-    if (parse_query_config(qct, &qc) < 0)
+    int async = 0;
+    if (parse_query_config(qct, &qc, &async) < 0)
         return NULL;
     const int dev = qc.memory == HARMONIA_MEMORY_DEVICE;
     array_arg a[4];
@@ -419,10 +413,11 @@ static PyObject *tree_lookup_unordered(PyObject *obj, PyObject *args)
     harmonia_status st = HARMONIA_OK;
     int closed = 0;
     char message[ERROR_MESSAGE_BYTES];
-    const int mode = query_lock_mode(&qc);
-    RUN_ON_TREE(self, mode,
-                st = harmonia_lookup_unordered(self->tree, &qc, a[0].ptr, count, a[1].ptr, (uint8_t *)a[2].ptr,
-                                               (uint64_t *)a[3].ptr));
+    RUN_ON_TREE(self, LOCK_SHARED,
+                st = async ? harmonia_lookup_unordered_async(self->tree, &qc, a[0].ptr, count, a[1].ptr,
+                                                             (uint8_t *)a[2].ptr, (uint64_t *)a[3].ptr, qc.stream)
+                           : harmonia_lookup_unordered(self->tree, &qc, a[0].ptr, count, a[1].ptr, (uint8_t *)a[2].ptr,
+                                                       (uint64_t *)a[3].ptr));
     release_arrays(a, n);
     if (closed)
         return closed_error();
@@ -443,7 +438,8 @@ static PyObject *tree_lower_bound(PyObject *obj, PyObject *args)
     if (!PyArg_ParseTuple(args, "OKOOOO", &qct, &count, &q, &k, &v, &f))
         return NULL;
     harmonia_query_config qc;
-    if (parse_query_config(qct, &qc) < 0)
+    int async = 0;
+    if (parse_query_config(qct, &qc, &async) < 0)
         return NULL;
     const int dev = qc.memory == HARMONIA_MEMORY_DEVICE;
     array_arg a[4];
@@ -463,9 +459,11 @@ static PyObject *tree_lower_bound(PyObject *obj, PyObject *args)
     harmonia_status st = HARMONIA_OK;
     int closed = 0;
     char message[ERROR_MESSAGE_BYTES];
-    const int mode = query_lock_mode(&qc);
-    RUN_ON_TREE(self, mode,
-                st = harmonia_lower_bound(self->tree, &qc, a[0].ptr, count, a[1].ptr, a[2].ptr, (uint8_t *)a[3].ptr));
+    RUN_ON_TREE(self, LOCK_SHARED,
+                st = async ? harmonia_lower_bound_async(self->tree, &qc, a[0].ptr, count, a[1].ptr, a[2].ptr,
+                                                        (uint8_t *)a[3].ptr, qc.stream)
+                           : harmonia_lower_bound(self->tree, &qc, a[0].ptr, count, a[1].ptr, a[2].ptr,
+                                                  (uint8_t *)a[3].ptr));
     release_arrays(a, n);
     if (closed)
         return closed_error();
@@ -486,7 +484,8 @@ static PyObject *tree_range_count(PyObject *obj, PyObject *args)
     if (!PyArg_ParseTuple(args, "OKOOO", &qct, &count, &lo, &hi, &c))
         return NULL;
     harmonia_query_config qc;
-    if (parse_query_config(qct, &qc) < 0)
+    int async = 0;
+    if (parse_query_config(qct, &qc, &async) < 0)
         return NULL;
     const int dev = qc.memory == HARMONIA_MEMORY_DEVICE;
     array_arg a[3];
@@ -503,9 +502,10 @@ static PyObject *tree_range_count(PyObject *obj, PyObject *args)
     harmonia_status st = HARMONIA_OK;
     int closed = 0;
     char message[ERROR_MESSAGE_BYTES];
-    const int mode = query_lock_mode(&qc);
-    RUN_ON_TREE(self, mode,
-                st = harmonia_range_count(self->tree, &qc, a[0].ptr, a[1].ptr, count, (uint64_t *)a[2].ptr));
+    RUN_ON_TREE(self, LOCK_SHARED,
+                st = async ? harmonia_range_count_async(self->tree, &qc, a[0].ptr, a[1].ptr, count,
+                                                        (uint64_t *)a[2].ptr, qc.stream)
+                           : harmonia_range_count(self->tree, &qc, a[0].ptr, a[1].ptr, count, (uint64_t *)a[2].ptr));
     release_arrays(a, n);
     if (closed)
         return closed_error();
@@ -529,7 +529,7 @@ static PyObject *tree_range_collect(PyObject *obj, PyObject *args)
     if (!PyArg_ParseTuple(args, "OKOOOO", &qct, &count, &lo, &hi, &off, &allocate))
         return NULL;
     harmonia_query_config qc;
-    if (parse_query_config(qct, &qc) < 0)
+    if (parse_query_config(qct, &qc, NULL) < 0) /* synchronous: phase 2 is sized by phase 1 */
         return NULL;
     const int dev = qc.memory == HARMONIA_MEMORY_DEVICE;
     array_arg a[5];
@@ -546,9 +546,8 @@ static PyObject *tree_range_collect(PyObject *obj, PyObject *args)
     n++;
     harmonia_status st = HARMONIA_OK;
     char message[ERROR_MESSAGE_BYTES];
-    const int mode = query_lock_mode(&qc);
     PyThreadState *save = PyEval_SaveThread();
-    lock_tree(self, mode);
+    lock_tree(self, LOCK_SHARED); /* the C contract: any number of threads query one tree at once */
     if (!self->tree) {
         unlock_tree(self);
         PyEval_RestoreThread(save);
@@ -758,7 +757,7 @@ static PyObject *tree_info(PyObject *obj, PyObject *unused)
     PyObject *min_key = info.key_count ? PyLong_FromUnsignedLongLong(info.min_key) : (Py_INCREF(Py_None), Py_None);
     PyObject *max_key = info.key_count ? PyLong_FromUnsignedLongLong(info.max_key) : (Py_INCREF(Py_None), Py_None);
     PyObject *d = Py_BuildValue(
-        "{sIsIsIsIsKsKsKsOsKsKsKsKsKsdsOsOsKsIsOsKsIsOsKsK}", "key_bits", info.key_bits, "fanout", info.fanout,
+        "{sIsIsIsIsKsKsKsOsKsKsKsKsKsdsOsOsKsIsOsKsIsOsKsKsi}", "key_bits", info.key_bits, "fanout", info.fanout,
         "leaf_size", info.leaf_size, "height", info.height, "key_count", (unsigned long long)info.key_count,
         "internal_nodes", (unsigned long long)info.internal_nodes, "leaf_count", (unsigned long long)info.leaf_count,
         "level_nodes", level_nodes, "key_region_bytes", (unsigned long long)info.key_region_bytes,
@@ -769,7 +768,8 @@ static PyObject *tree_info(PyObject *obj, PyObject *unused)
         "mapped", info.mapped ? Py_True : Py_False, "constant_prefix_entries",
         (unsigned long long)info.constant_prefix_entries, "constant_prefix_levels", info.constant_prefix_levels,
         "device_resident", info.device_resident ? Py_True : Py_False, "device_version",
-        (unsigned long long)info.device_version, "device_bytes", (unsigned long long)info.device_bytes);
+        (unsigned long long)info.device_version, "device_bytes", (unsigned long long)info.device_bytes, "device",
+        info.device);
     Py_DECREF(level_nodes);
     Py_XDECREF(min_key);
     Py_XDECREF(max_key);
@@ -889,8 +889,10 @@ static PyObject *tree_profile_ntg(PyObject *obj, PyObject *args)
         return NULL;
     harmonia_ntg_config nc;
     harmonia_ntg_config_init(&nc);
-    if (parse_query_config(qct, &nc.query) < 0)
+    harmonia_query_config workload;
+    if (parse_query_config(qct, &workload, NULL) < 0)
         return NULL;
+    nc.query = &workload;
     nc.unordered = unordered != 0;
     nc.sample = sample;
     nc.levels = levels;
@@ -997,6 +999,60 @@ static PyObject *tree_device_release(PyObject *obj, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _set_device(device): the tree's device (a CUDA device id or -1, the current one when the copy is
+ * made), the library's allocator; a device copy elsewhere is released */
+static PyObject *tree_set_device(PyObject *obj, PyObject *args)
+{
+    TreeObject *self = (TreeObject *)obj;
+    int device;
+    if (!PyArg_ParseTuple(args, "i", &device))
+        return NULL;
+    harmonia_status st = HARMONIA_OK;
+    int closed = 0;
+    char message[ERROR_MESSAGE_BYTES];
+    RUN_ON_TREE(self, LOCK_EXCLUSIVE, st = harmonia_set_device(self->tree, device, NULL));
+    if (closed)
+        return closed_error();
+    if (st != HARMONIA_OK)
+        return raise_status(st, message, NULL);
+    Py_RETURN_NONE;
+}
+
+/* _device_state() -> (device, resident): the device of the copy when it exists, else the tree's
+ * setting (-1: the caller's current device when the copy is made); what the array layer checks
+ * device arrays against, without building harmonia_info's whole dict */
+static PyObject *tree_device_state(PyObject *obj, PyObject *unused)
+{
+    TreeObject *self = (TreeObject *)obj;
+    harmonia_tree_info info;
+    memset(&info, 0, sizeof info);
+    harmonia_status st = HARMONIA_OK;
+    int closed = 0;
+    char message[ERROR_MESSAGE_BYTES];
+    RUN_ON_TREE(self, LOCK_SHARED, st = harmonia_info(self->tree, &info));
+    if (closed)
+        return closed_error();
+    if (st != HARMONIA_OK)
+        return raise_status(st, message, NULL);
+    return Py_BuildValue("(iO)", info.device, info.device_resident ? Py_True : Py_False);
+}
+
+/* _device_bytes() -> int: GPU memory of the device copy (harmonia_device_bytes; needs no GPU) */
+static PyObject *tree_device_bytes(PyObject *obj, PyObject *unused)
+{
+    TreeObject *self = (TreeObject *)obj;
+    uint64_t bytes = 0;
+    harmonia_status st = HARMONIA_OK;
+    int closed = 0;
+    char message[ERROR_MESSAGE_BYTES];
+    RUN_ON_TREE(self, LOCK_SHARED, st = harmonia_device_bytes(self->tree, &bytes));
+    if (closed)
+        return closed_error();
+    if (st != HARMONIA_OK)
+        return raise_status(st, message, NULL);
+    return PyLong_FromUnsignedLongLong(bytes);
+}
+
 /* _close(): frees the tree now (idempotent); later calls raise ValueError */
 static PyObject *tree_close(PyObject *obj, PyObject *unused)
 {
@@ -1037,6 +1093,9 @@ static PyMethodDef tree_methods[] = {
     {"_set_constant_levels", tree_set_constant_levels, METH_VARARGS, NULL},
     {"_device_upload", tree_device_upload, METH_NOARGS, NULL},
     {"_device_release", tree_device_release, METH_NOARGS, NULL},
+    {"_set_device", tree_set_device, METH_VARARGS, NULL},
+    {"_device_state", tree_device_state, METH_NOARGS, NULL},
+    {"_device_bytes", tree_device_bytes, METH_NOARGS, NULL},
     {"_close", tree_close, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -1086,16 +1145,17 @@ static PyTypeObject *tree_class_arg(PyObject *cls)
 }
 
 /* build(cls, key_bits, count, keys, values|None, fanout, leaf_size, fill, duplicates, sorted,
- *       threads, progress|None) -> Tree */
+ *       threads, progress|None, device) -> Tree; device: a CUDA device id or -1
+ *       (HARMONIA_DEVICE_CURRENT) */
 static PyObject *core_build(PyObject *module, PyObject *args)
 {
     PyObject *cls, *keys, *values, *progress;
     unsigned int key_bits, fanout, leaf_size;
     unsigned long long count;
     double fill;
-    int duplicates, sorted, threads;
-    if (!PyArg_ParseTuple(args, "OIKOOIIdipiO", &cls, &key_bits, &count, &keys, &values, &fanout, &leaf_size, &fill,
-                          &duplicates, &sorted, &threads, &progress))
+    int duplicates, sorted, threads, device;
+    if (!PyArg_ParseTuple(args, "OIKOOIIdipiOi", &cls, &key_bits, &count, &keys, &values, &fanout, &leaf_size, &fill,
+                          &duplicates, &sorted, &threads, &progress, &device))
         return NULL;
     PyTypeObject *type = tree_class_arg(cls);
     if (!type)
@@ -1113,6 +1173,7 @@ static PyObject *core_build(PyObject *module, PyObject *args)
     bc.duplicates = (harmonia_duplicates)duplicates;
     bc.input_sorted = sorted != 0;
     bc.threads = threads;
+    bc.device = device;
     progress_ctx ctx = {progress, NULL};
     if (progress != Py_None) {
         bc.progress = progress_trampoline;
@@ -1149,12 +1210,13 @@ fail:
     return NULL;
 }
 
-/* load(cls, path, verify, lock, progress|None) -> Tree */
+/* load(cls, path, verify, lock, progress|None, device) -> Tree */
 static PyObject *core_load(PyObject *module, PyObject *args)
 {
     PyObject *cls, *path_bytes = NULL, *progress;
-    int verify, lock;
-    if (!PyArg_ParseTuple(args, "OO&piO", &cls, PyUnicode_FSConverter, &path_bytes, &verify, &lock, &progress))
+    int verify, lock, device;
+    if (!PyArg_ParseTuple(args, "OO&piOi", &cls, PyUnicode_FSConverter, &path_bytes, &verify, &lock, &progress,
+                          &device))
         return NULL;
     PyTypeObject *type = tree_class_arg(cls);
     const char *path = type ? PyBytes_AsString(path_bytes) : NULL;
@@ -1166,6 +1228,7 @@ static PyObject *core_load(PyObject *module, PyObject *args)
     harmonia_load_config_init(&lc);
     lc.verify = verify != 0;
     lc.lock = (harmonia_lock_mode)lock;
+    lc.device = device;
     progress_ctx ctx = {progress, NULL};
     if (progress != Py_None) {
         lc.progress = progress_trampoline;
@@ -1203,15 +1266,14 @@ static PyObject *core_device_probe(PyObject *module, PyObject *unused)
     if (st != HARMONIA_OK)
         copy_message(message, harmonia_last_error(NULL));
     Py_END_ALLOW_THREADS
-    gpu_usable_state = st == HARMONIA_OK;
     if (st != HARMONIA_OK)
         return Py_BuildValue("(Os)", Py_False, message);
-    return Py_BuildValue("(O{sssisisisKsKsKsK})", Py_True, "name", info.name, "sm_count", info.sm_count,
+    return Py_BuildValue("(O{sssisisisKsKsKsKsi})", Py_True, "name", info.name, "sm_count", info.sm_count,
                          "compute_major", info.compute_major, "compute_minor", info.compute_minor, "l2_bytes",
                          (unsigned long long)info.l2_bytes, "global_memory_bytes",
                          (unsigned long long)info.global_memory_bytes, "free_memory_bytes",
                          (unsigned long long)info.free_memory_bytes, "constant_memory_bytes",
-                         (unsigned long long)info.constant_memory_bytes);
+                         (unsigned long long)info.constant_memory_bytes, "device", info.device);
 }
 
 static PyObject *core_strerror(PyObject *module, PyObject *args)
@@ -1289,7 +1351,8 @@ PyMODINIT_FUNC PyInit__core(void)
 #else
         PyModule_AddIntConstant(m, "built_with_cuda", 0) < 0 ||
 #endif
-        PyModule_AddIntConstant(m, "max_levels", HARMONIA_MAX_LEVELS) < 0) {
+        PyModule_AddIntConstant(m, "max_levels", HARMONIA_MAX_LEVELS) < 0 ||
+        PyModule_AddIntConstant(m, "device_current", HARMONIA_DEVICE_CURRENT) < 0) {
         Py_DECREF(m);
         return NULL;
     }

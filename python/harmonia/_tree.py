@@ -5,10 +5,16 @@ Results come back as the same kind of array as the queries: NumPy in, NumPy out 
 lists and scalars in: NumPy out; PyTorch CPU tensors in: tensors out); CuPy in, CuPy out, written on
 the device by the GPU engine on the caller's current CuPy stream (or `stream=`), with no host round
 trip; PyTorch CUDA tensors in, CUDA tensors out (through DLPack, on PyTorch's current stream).
+
+A tree's device copy lives on one GPU: `device=` of build / load, or set_device; by default (None)
+the current CUDA device when the copy is made (its first GPU query, or device_upload). Device arrays
+must be on the tree's GPU; a call on them runs with their GPU current, so a tree with device=None
+and no copy yet makes it there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Optional, Tuple
 
@@ -47,6 +53,20 @@ def _psa_option(psa):
     raise ValueError(f"psa={psa!r}: True / 'on', False / 'off' or None / 'auto'")
 
 
+def _device_option(device, name="device"):
+    """None (the current device when the copy is made), a CUDA device id, or a CuPy / PyTorch device."""
+    if device is None:
+        return _core.device_current
+    for attribute in ("id", "index"):  # cupy.cuda.Device, torch.device
+        value = getattr(device, attribute, None)
+        if isinstance(value, int):
+            device = value
+            break
+    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or not 0 <= int(device) <= _I32:
+        raise ValueError(f"{name}={device!r}: None (the current device) or a CUDA device id (an int >= 0)")
+    return int(device)
+
+
 def _count(x, name, limit=2**64 - 1):
     if x is None:
         return 0
@@ -65,10 +85,15 @@ class Tree(_core.Tree):
     engine, OpenMP), ``psa`` (None/'auto', True, False), ``psa_window``, ``psa_bits``,
     ``group_size``, ``pipeline_depth``, ``stream`` (device arrays: a CuPy/PyTorch stream or a
     cudaStream_t address; default the caller's current stream) and ``sync`` (device arrays: False
-    returns once the work is queued on the stream).
+    calls the library's asynchronous form, harmonia_*_async, which returns once the work is queued
+    on the stream; host arrays take sync=True only).
 
-    Threads: queries on the CPU backend run at once from several Python threads (the C contract
-    allows it; the GIL is released during every call). GPU queries, updates, saves, checks and the
+    Device: the tree's device copy lives on one GPU (``device=`` of build / load, or
+    :meth:`set_device`; by default the current CUDA device when the copy is made). Device arrays
+    must live on that GPU; the call runs with their GPU current.
+
+    Threads: queries run at once from several Python threads, on the CPU and on the GPU (the C
+    contract allows it; the GIL is released during every call). Updates, saves, checks and the
     settings take the tree alone: the tree's lock serialises them against everything else.
     """
 
@@ -88,8 +113,12 @@ class Tree(_core.Tree):
             if b == 1:
                 raise ValueError("backend='cpu': the CPU engine reads host memory only, and these arrays are in "
                                  "device memory (copy them to the host, or use backend='gpu')")
+            self._check_device(a)
             b, memory, stream = 2, _MEMORY_DEVICE, a.stream
         else:
+            if not sync:
+                raise ValueError("sync=False: the asynchronous calls take device arrays (CuPy arrays, CUDA "
+                                 "tensors); host arrays are answered in place when the call returns (sync=True)")
             memory, stream = _MEMORY_HOST, 0
         return (b, _count(threads, "threads", _I32), _psa_option(psa), _count(psa_window, "psa_window"),
                 _count(psa_bits, "psa_bits", _U32), _count(group_size, "group_size", _U32), memory,
@@ -97,6 +126,20 @@ class Tree(_core.Tree):
 
     def _queries(self, q, name, stream):
         return A.adapt(q, name, self.dtype, stream=stream)
+
+    def _check_device(self, a: A.Adapted):
+        """Device arrays must be on the tree's GPU: its device copy's, else its setting (None, the
+        current device, takes the arrays' GPU: the call runs with it current)."""
+        device, resident = self._device_state()
+        if device >= 0 and device != a.device_id:
+            where = "device copy is on" if resident else "device is"
+            raise ValueError(f"the arrays are on GPU {a.device_id}; the tree's {where} GPU {device} (move the "
+                             f"arrays, or tree.set_device({a.device_id}))")
+
+    @staticmethod
+    def _on_device(a: A.Adapted):
+        """The context of a call on a's arrays: device arrays' GPU current, their stream CuPy's."""
+        return A.on_stream(a.stream, a.device_id) if a.device else contextlib.nullcontext()
 
     def _result(self, a: A.Adapted, out, name, dtypes, dtype):
         """(flat array to write, object to give back or None) for one result."""
@@ -125,10 +168,11 @@ class Tree(_core.Tree):
         v, vg = self._result(a, vo, "out[0] (values)", (self.dtype,), self.dtype)
         f, fg = self._result(a, fo, "out[1] (found)", _FOUND_DTYPES, A.BOOL)
         n = a.flat.size
-        if a.device:
-            self._lookup(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr)
-        else:
-            self._lookup(qc, n, a.flat, v, f)
+        with self._on_device(a):
+            if a.device:
+                self._lookup(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr)
+            else:
+                self._lookup(qc, n, a.flat, v, f)
         return (self._give(a, v.reshape(a.shape), vg), self._give(a, f.reshape(a.shape), fg))
 
     def lookup_unordered(self, queries, *, backend=None, threads=None, psa=None, psa_window=None,
@@ -143,10 +187,11 @@ class Tree(_core.Tree):
         v = A.empty(a, (n,), self.dtype)
         f = A.empty(a, (n,), A.BOOL)
         p = A.empty(a, (n,), A.U64)
-        if a.device:
-            self._lookup_unordered(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr, p.data.ptr)
-        else:
-            self._lookup_unordered(qc, n, a.flat, v, f, p)
+        with self._on_device(a):
+            if a.device:
+                self._lookup_unordered(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr, p.data.ptr)
+            else:
+                self._lookup_unordered(qc, n, a.flat, v, f, p)
         if a.wrap is not None:
             return a.wrap(v), a.wrap(f), a.wrap(p)
         return v, f, p
@@ -168,11 +213,12 @@ class Tree(_core.Tree):
             v, vg = self._result(a, vo, "out[1] (values)", (self.dtype,), self.dtype)
         f, fg = self._result(a, fo, "out[2] (found)", _FOUND_DTYPES, A.BOOL)
         n = a.flat.size
-        if a.device:
-            self._lower_bound(qc, n, a.flat.data.ptr, None if k is None else k.data.ptr,
-                              None if v is None else v.data.ptr, f.data.ptr)
-        else:
-            self._lower_bound(qc, n, a.flat, k, v, f)
+        with self._on_device(a):
+            if a.device:
+                self._lower_bound(qc, n, a.flat.data.ptr, None if k is None else k.data.ptr,
+                                  None if v is None else v.data.ptr, f.data.ptr)
+            else:
+                self._lower_bound(qc, n, a.flat, k, v, f)
         return (None if k is None else self._give(a, k.reshape(a.shape), kg),
                 None if v is None else self._give(a, v.reshape(a.shape), vg),
                 self._give(a, f.reshape(a.shape), fg))
@@ -193,10 +239,11 @@ class Tree(_core.Tree):
         qc = self._qc(a, backend, threads, psa, psa_window, psa_bits, group_size, pipeline_depth, sync)
         c, cg = self._result(a, out, "out (counts)", (A.U64,), A.U64)
         n = a.flat.size
-        if a.device:
-            self._range_count(qc, n, a.flat.data.ptr, b.flat.data.ptr, c.data.ptr)
-        else:
-            self._range_count(qc, n, a.flat, b.flat, c)
+        with self._on_device(a):
+            if a.device:
+                self._range_count(qc, n, a.flat.data.ptr, b.flat.data.ptr, c.data.ptr)
+            else:
+                self._range_count(qc, n, a.flat, b.flat, c)
         return self._give(a, c.reshape(shape), cg)
 
     def range_collect(self, lo, hi, *, keys=True, values=True, backend=None, threads=None, psa=None,
@@ -223,10 +270,11 @@ class Tree(_core.Tree):
                 return (None if k is None else k.data.ptr, None if v is None else v.data.ptr, total)
             return k, v, total
 
-        if a.device:
-            self._range_collect(qc, n, a.flat.data.ptr, b.flat.data.ptr, offsets.data.ptr, allocate)
-        else:
-            self._range_collect(qc, n, a.flat, b.flat, offsets, allocate)
+        with self._on_device(a):
+            if a.device:
+                self._range_collect(qc, n, a.flat.data.ptr, b.flat.data.ptr, offsets.data.ptr, allocate)
+            else:
+                self._range_collect(qc, n, a.flat, b.flat, offsets, allocate)
         k, v = results[0] if results else (None, None)
         wrap = a.wrap or (lambda x: x)
         return (wrap(offsets), None if k is None else wrap(k), None if v is None else wrap(v))
@@ -384,17 +432,30 @@ class Tree(_core.Tree):
         self._set_group_size(_count(group_size, "group_size", _U32))
 
     def set_constant_levels(self, levels) -> None:
-        """Internal levels kept in __constant__ memory on the GPU (harmonia_set_constant_levels):
-        an int, or 'all' (as many as fit)."""
+        """Internal levels, root first, whose first-child entries the GPU kernels read from constant
+        memory (harmonia_set_constant_levels): an int, or 'all' (as many as fit). Takes effect at
+        the next GPU call."""
         self._set_constant_levels(-1 if levels == "all" else int(levels))
 
+    def set_device(self, device=None) -> None:
+        """The GPU of the tree's device copy (harmonia_set_device): a CUDA device id (or a CuPy /
+        PyTorch device), or None, the current device when the copy is made. A copy on another GPU
+        is released; the next GPU query or device_upload() makes it on the new one."""
+        self._set_device(_device_option(device))
+
     def device_upload(self) -> None:
-        """Uploads the tree to the GPU now (harmonia_device_upload); queries do it on first use."""
+        """Makes the device copy now on the tree's device (harmonia_device_upload; with device None,
+        the current CUDA device); queries do it on first use. Synchronous."""
         self._device_upload()
 
     def device_release(self) -> None:
-        """Frees the device copy (harmonia_device_release)."""
+        """Frees the device copy (harmonia_device_release), after the queries already queued."""
         self._device_release()
+
+    def device_bytes(self) -> int:
+        """The GPU memory the device copy takes, whether or not it exists yet
+        (harmonia_device_bytes; its scratch comes on top). Needs no GPU."""
+        return self._device_bytes()
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -430,7 +491,7 @@ class Tree(_core.Tree):
 
 def build(keys, values=None, *, fanout: Optional[int] = None, leaf_size: Optional[int] = None,
           fill: Optional[float] = None, duplicates: str = "reject", sorted: bool = False,
-          threads: Optional[int] = None, key_bits: Optional[int] = None, progress=None) -> Tree:
+          threads: Optional[int] = None, key_bits: Optional[int] = None, progress=None, device=None) -> Tree:
     """Builds a tree from keys and values (harmonia_build; synchronous, OpenMP-parallel, on the host).
 
     keys: any integer array (NumPy, Arrow, buffers, lists; device arrays are copied to the host);
@@ -439,7 +500,9 @@ def build(keys, values=None, *, fanout: Optional[int] = None, leaf_size: Optiona
     fits; None = each key's position in the input (a row id). fanout (F: 8 .. 128, None = the
     width's default), leaf_size (L), fill (leaf fill in (0, 1]), duplicates ('reject':
     DuplicateKeyError, 'keep_first', 'keep_last'), sorted (the caller promises ascending keys:
-    verified, UnsortedError), threads (OpenMP), progress (a callable(phase, fraction)).
+    verified, UnsortedError), threads (OpenMP threads; None = OpenMP's default), progress (a
+    callable(phase, fraction)), device (the GPU of the device copy: a CUDA device id, or None = the
+    current device when the copy is made; no copy is made here).
     The inputs are not kept: the tree owns a copy."""
     target = None if key_bits is None else A.key_dtype(_choice({32: 32, 64: 64}, key_bits, "key_bits"))
     k = A.adapt(keys, "keys", target, host_only=True)
@@ -455,24 +518,28 @@ def build(keys, values=None, *, fanout: Optional[int] = None, leaf_size: Optiona
     return _core.build(Tree, dtype.itemsize * 8, k.flat.size, k.flat, v, _count(fanout, "fanout", _U32),
                        _count(leaf_size, "leaf_size", _U32), float(fill or 0.0),
                        _choice(_DUPLICATES, duplicates, "duplicates"), bool(sorted),
-                       _count(threads, "threads", _I32), progress)
+                       _count(threads, "threads", _I32), progress, _device_option(device))
 
 
-def load(path, verify: bool = True, *, lock=None, progress=None) -> Tree:
+def load(path, verify: bool = True, *, lock=None, progress=None, device=None) -> Tree:
     """Loads an index file written by save (harmonia_load), mapping it into memory. verify=True
     checks every checksum and runs the integrity checker (CorruptError on damage); verify=False
     keeps the O(nodes) structure checks only (the tree is verified in full before its first update
     or save). lock: None (no lock), 'try' (take the file's exclusive lock or ConflictError at once)
-    or 'wait'; the lock is held until the tree is closed."""
-    return _core.load(Tree, os.fspath(path), bool(verify), _choice(_LOCKS, lock, "lock"), progress)
+    or 'wait'; the lock is held until the tree is closed. device: as build's (None = the current
+    device when the copy is made)."""
+    return _core.load(Tree, os.fspath(path), bool(verify), _choice(_LOCKS, lock, "lock"), progress,
+                      _device_option(device))
 
 
 _probe: Any = None
 
 
 def device_probe(refresh: bool = False) -> Optional[T.DeviceInfo]:
-    """GPU 0 as the library sees it (harmonia_device_probe), or None when no GPU is usable (then
-    :func:`device_unavailable_reason` says why). The first call creates the CUDA context."""
+    """The current CUDA device as the library sees it (harmonia_device_probe; .device its id), or
+    None when no GPU is usable (then :func:`device_unavailable_reason` says why). The answer is
+    kept: refresh=True probes again (after the current device changed). The first call creates the
+    CUDA context."""
     global _probe
     if _probe is None or refresh:
         _probe = _core.device_probe()

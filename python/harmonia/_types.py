@@ -45,7 +45,8 @@ class TreeInfo:
     constant_prefix_levels: int
     device_resident: bool
     device_version: int
-    device_bytes: int
+    device_bytes: int  #: GPU memory held by the device copy and its scratch
+    device: int  #: the GPU of the device copy; without one the tree's setting (-1: the current device)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +122,7 @@ class NtgProfile:
 
 @dataclasses.dataclass(frozen=True)
 class DeviceInfo:
-    """harmonia_device_info: GPU 0 as the library sees it."""
+    """harmonia_device_info: the current CUDA device as the library sees it."""
 
     name: str
     sm_count: int
@@ -131,6 +132,7 @@ class DeviceInfo:
     global_memory_bytes: int
     free_memory_bytes: int
     constant_memory_bytes: int
+    device: int  #: the CUDA device id probed
 
 
 def _tuples(d: dict) -> dict:

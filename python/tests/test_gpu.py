@@ -1,7 +1,10 @@
 """GPU tests: CuPy arrays in, CuPy arrays out (written in device memory by the GPU engine, on the
-caller's stream), streams, out= device arrays, dtype conversion on the device, device arrays for
-build and update, PyTorch CUDA tensors, the device copy and the NTG measurement. Every test is
-skipped, with the reason, where CuPy, a CUDA build or a usable GPU is missing."""
+caller's stream), streams and the asynchronous calls, out= device arrays, dtype conversion on the
+device, device arrays for build and update, PyTorch CUDA tensors, the device copy and its device,
+threads querying one tree on the GPU, and the NTG measurement. Every test is skipped, with the
+reason, where CuPy, a CUDA build or a usable GPU is missing."""
+
+import threading
 
 import numpy as np
 import pytest
@@ -92,12 +95,21 @@ def test_streams(gpu_tree, rng, cp):
         a = _arrays.adapt(dq, "queries", tree.dtype)
         qc = tree._qc(a, None, None, None, None, None, None, None, True)
         assert a.stream == s.ptr and qc[6] == 2 and qc[8] == s.ptr  # device memory, the caller's stream
+        assert not qc[9] and tree._qc(a, None, None, None, None, None, None, None, False)[9]
         v, f = tree.lookup(dq)
         np.testing.assert_array_equal(cp.asnumpy(v), mv)
-        # sync=False: queued on the stream; the stream's order makes the next use safe
+        # sync=False: harmonia_*_async, queued on the stream; the stream's order makes the next use safe
         v2, f2 = tree.lookup(dq, sync=False)
         total = int(f2.sum())
         assert total == int(mf.sum())
+        k3, v3, f3 = tree.lower_bound(dq, sync=False)
+        c3 = tree.range_count(dq, dq, sync=False)
+        v4, f4, p4 = tree.lookup_unordered(dq, sync=False)
+        s.synchronize()
+        mk, mv3, mf3 = model.lower_bound(q)
+        np.testing.assert_array_equal(cp.asnumpy(k3), mk)
+        np.testing.assert_array_equal(cp.asnumpy(c3), mf.astype(np.uint64))
+        np.testing.assert_array_equal(np.sort(cp.asnumpy(p4)), np.arange(q.size))
     s.synchronize()
     other = cp.cuda.Stream(non_blocking=True)
     dq = cp.asarray(q)
@@ -165,7 +177,9 @@ def test_build_and_update_from_device_arrays(rng, dtype, cp):
     v, f = tree.lookup(cp.asarray(keys))
     assert bool(f.all()) and (cp.asnumpy(v) == np.arange(keys.size)).all()
     tree.device_upload()
-    assert tree.info().device_resident
+    info = tree.info()
+    assert info.device_resident and info.device == cp.cuda.runtime.getDevice()  # None: the current device
+    assert info.device_bytes >= tree.device_bytes() > 0
     stats = tree.update("upsert", cp.asarray(keys[:100]), cp.zeros(100, dtype))
     assert stats.updated == 100
     info = tree.info()
@@ -182,6 +196,7 @@ def test_build_and_update_from_device_arrays(rng, dtype, cp):
 def test_device_probe_and_ntg_measure(rng, cp):
     info = harmonia.device_probe()
     assert info is not None and info.sm_count > 0 and info.global_memory_bytes > 0
+    assert info.device == cp.cuda.runtime.getDevice()
     assert harmonia.device_unavailable_reason() is None
     tree = harmonia.build(random_keys(rng, 1 << 20, np.uint64))
     profile = tree.profile_ntg(count=1 << 20, runs=2, keep=True)
@@ -207,11 +222,69 @@ def test_torch_tensors(rng, cp):
     assert isinstance(v, torch.Tensor) and not v.is_cuda
 
 
-def test_array_on_another_gpu(cp):
+def test_threads_query_one_tree_on_the_gpu(rng, cp):
+    """Several Python threads query one tree at once on the GPU (the C contract allows it; the
+    tree's lock is shared by queries): device arrays on each thread's own stream, synchronous and
+    asynchronous, and host arrays through the GPU engine, against the model."""
+    keys = random_keys(rng, 100000, np.uint64)
+    tree = harmonia.build(keys)
+    model = Model(keys, np.arange(keys.size, dtype=np.uint64))
+    batches = [queries_for(rng, model, 50000) for _ in range(4)]
+    errors = []
+
+    def work(q):
+        try:
+            mv, mf = model.lookup(q)
+            s = cp.cuda.Stream(non_blocking=True)
+            for _ in range(5):
+                with s:
+                    dq = cp.asarray(q)
+                    v, f = tree.lookup(dq)
+                    assert (cp.asnumpy(v) == mv).all() and (cp.asnumpy(f) == mf).all()
+                    v, f = tree.lookup(dq, sync=False, psa=False)
+                    c = tree.range_count(dq, dq, sync=False)
+                    s.synchronize()
+                    assert (cp.asnumpy(v) == mv).all() and (cp.asnumpy(c) == mf).all()
+                hv, hf = tree.lookup(q, backend="gpu")
+                assert (hv == mv).all() and (hf == mf).all()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(q,)) for q in batches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_tree_on_a_chosen_device(rng, cp):
+    """device=0 (the first GPU) and set_device: the copy goes there; device arrays elsewhere are refused."""
+    keys = random_keys(rng, 10000, np.uint64)
+    tree = harmonia.build(keys, device=0)
+    v, f = tree.lookup(cp.asarray(keys[:100]))
+    assert bool(f.all()) and tree.info().device == 0 and tree.info().device_resident
+    tree.set_device(cp.cuda.Device(0))  # the same device: the copy stays
+    assert tree.info().device_resident
+
+
+def test_array_on_another_gpu(rng, cp):
     if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("one GPU: the check of arrays on another GPU needs two")
-    tree = harmonia.build(np.arange(100, dtype=np.uint64))
+        pytest.skip("one GPU: the checks of arrays on another GPU need two")
+    keys = random_keys(rng, 10000, np.uint64)
+    tree = harmonia.build(keys, device=0)
     with cp.cuda.Device(1):
-        q = cp.arange(10, dtype=cp.uint64)
+        q = cp.asarray(keys[:10])
     with pytest.raises(ValueError, match="GPU 1"):
         tree.lookup(q)
+    # device None: the first GPU call makes the copy on its arrays' GPU, with that GPU current
+    tree = harmonia.build(keys)
+    v, f = tree.lookup(q)
+    assert bool(f.all()) and v.device.id == 1
+    assert tree.info().device == 1 and cp.cuda.runtime.getDevice() == 0
+    with pytest.raises(ValueError, match="GPU 0"):
+        tree.lookup(cp.asarray(keys[:10]))  # on GPU 0 now, the copy on GPU 1
+    tree.set_device(0)  # released on GPU 1; the next call makes it on GPU 0
+    assert not tree.info().device_resident
+    v, f = tree.lookup(cp.asarray(keys[:10]))
+    assert bool(f.all()) and tree.info().device == 0

@@ -48,3 +48,38 @@ def test_gpu_calls_without_gpu(rng):
     assert tree.info().constant_prefix_levels == 0
     v, f = tree.lookup(np.arange(5, dtype=np.uint64))  # backend auto: the CPU engine
     assert f.all()
+
+
+def test_device_choice_without_gpu(rng, tmp_path):
+    """device= of build and load, set_device, device_bytes: settings the library keeps without a GPU."""
+    keys = random_keys(rng, 20000, np.uint64)
+    tree = harmonia.build(keys)
+    assert tree.info().device == -1  # None: the current device when the copy is made
+    assert tree.device_bytes() > 0 and tree.device_bytes() >= keys.size * 8
+    assert not tree.info().device_resident  # device_bytes makes no copy
+    tree.set_device(3)
+    assert tree.info().device == 3
+    tree.set_device(None)
+    assert tree.info().device == -1
+    assert harmonia.build(keys, device=2).info().device == 2
+    path = tmp_path / "col.idx"
+    tree.save(path)
+    assert harmonia.load(path, device=1).info().device == 1
+    assert harmonia.load(path).info().device == -1
+    for bad in (-1, -2, "0", 1.5, True):
+        with pytest.raises(ValueError, match="device"):
+            harmonia.build(keys[:10], device=bad)
+        with pytest.raises(ValueError, match="device"):
+            tree.set_device(bad)
+
+
+def test_sync_false_takes_device_arrays(rng):
+    """The asynchronous calls take device arrays only (as harmonia_*_async): host arrays with
+    sync=False are refused, never answered late."""
+    tree = harmonia.build(random_keys(rng, 1000, np.uint64))
+    q = np.arange(10, dtype=np.uint64)
+    for call in (lambda: tree.lookup(q, sync=False), lambda: tree.lower_bound(q, sync=False),
+                 lambda: tree.range_count(q, q, sync=False), lambda: tree.lookup_unordered(q, sync=False)):
+        with pytest.raises(ValueError, match="device arrays"):
+            call()
+    assert tree.lookup(q, sync=True)[1].dtype == np.bool_
