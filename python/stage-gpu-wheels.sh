@@ -25,6 +25,35 @@ check=$(mktemp -d)
 "$venv/bin/python" -m pip install -q --no-deps --target "$check" .whl/harmonia-*.whl
 PYTHONPATH="$check" "$venv/bin/python" -c 'import harmonia, sys; sys.exit(not harmonia.built_with_cuda)' ||
     { echo "stage-gpu-wheels.sh: the wheel has no GPU engine (nvcc not found by meson?)" >&2; exit 1; }
+# the extension's fat binary must hold sm_90 code (the H100 / H200): its .nv_fatbin section read
+# here, since cuobjdump may be missing (a fat binary: header 0xBA55ED50, then entries, kind 1 PTX /
+# 2 ELF, the SM number at byte 28 of each entry's header)
+"$venv/bin/python" - "$check"/harmonia/_core*.so <<'PYEOF' || exit 1
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+names = sections[shstrndx][4]
+archs = set()
+for name, _, _, _, offset, size, *_ in sections:
+    if data[names + name:data.index(b"\0", names + name)] != b".nv_fatbin":
+        continue
+    pos, end = offset, offset + size
+    while pos + 16 <= end:
+        magic, _, header, fat = struct.unpack_from("<IHHQ", data, pos)
+        if magic != 0xBA55ED50:
+            pos += 8
+            continue
+        entry, last = pos + header, pos + header + fat
+        while entry < last:
+            kind, _, entry_header, entry_size = struct.unpack_from("<HHIQ", data, entry)
+            archs.add(("ptx_" if kind == 1 else "sm_") + str(struct.unpack_from("<I", data, entry + 28)[0]))
+            entry += entry_header + entry_size
+        pos = last
+print("GPU code in the wheel's extension:", " ".join(sorted(archs)) or "none")
+sys.exit(0 if "sm_90" in archs else "stage-gpu-wheels.sh: the wheel's extension has no sm_90 code")
+PYEOF
 rm -rf "$check"
 "$venv/bin/python" -m pip install -q ninja
 PATH="$PWD/$venv/bin:$PATH" ninja -C "$B" python/bench_overhead_c
