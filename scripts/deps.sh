@@ -20,6 +20,18 @@ harmonia_install_deps() {
         openmpi-bin libopenmpi-dev
 }
 
+# The Python package (test.sh's pip install . and pytest): a Python with its headers and venv. The
+# Python packages themselves (numpy, pyarrow, pytest; meson-python, meson and ninja for the build)
+# come from PyPI into a virtual environment, never into the system.
+harmonia_install_python_deps() {
+    local python=${1:-python3}
+    if command -v "$python" > /dev/null 2>&1 && "$python" -c 'import sys, sysconfig, os, venv, ensurepip
+sys.exit(0 if sys.version_info >= (3, 11) and os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)' 2>/dev/null; then
+        return 0  # a Python >= 3.11 with headers, venv and pip (e.g. a pyenv build)
+    fi
+    harmonia_install_packages python3 python3-dev python3-venv
+}
+
 # The fuzz build (-Dfuzz=true) needs clang's libFuzzer runtime and clang's OpenMP (libomp). Only
 # where clang is installed: test.sh skips the fuzzing without it. Returns non-zero when they
 # cannot be had.

@@ -2,7 +2,8 @@
 """layers.py — the component layers of Harmonia: which folder may include which. Includes go down
 only: prefix_sum/ and util/ at the bottom, key_region/ on them, psa/, ntg/ and cpu_update/ above,
 harmonia/ (the front) on top; the tool (harmonia/cli/), the tests, the benchmarks and the fuzzers
-sit above the library, the examples and dist/ use the public header only. The table below is the
+sit above the library, the examples, dist/ and the Python extension (python/) use the public header
+only. The table below is the
 one statement of the rule; the build reads it twice:
 
   layers.py views SRC OUT   makes OUT/<folder>/ for each library folder, holding links to the
@@ -33,8 +34,10 @@ LIBRARY_LAYERS = {
 PUBLIC_ONLY = {
     'examples': [],
     'dist': ['util'],
+    'python': [],
 }
-PROJECT_FOLDERS = set(LIBRARY_LAYERS) | {'harmonia/cli', 'tests', 'bench', 'fuzz', 'examples', 'dist', 'include'}
+PROJECT_FOLDERS = set(LIBRARY_LAYERS) | {'harmonia/cli', 'tests', 'bench', 'fuzz', 'examples', 'dist', 'python',
+                                         'include'}
 SOURCE_ENDINGS = ('.c', '.h', '.cu', '.cuh')
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 

@@ -2,7 +2,8 @@
 # test.sh — the whole test suite on a fresh Debian machine: installs the packages, builds (with CUDA
 # where nvcc is found) and runs every test, installs that build into a temporary root and builds the
 # example against it through pkg-config (shared and static; scripts/test_install.sh), does the same
-# with a CPU-only build of the library, then runs the tests of a CPU-only build under
+# with a CPU-only build of the library, then the Python package's (pip install . into a virtual
+# environment in build-py/, python -m pytest, the OLAP example), then runs the tests of a CPU-only build under
 # AddressSanitizer and UndefinedBehaviorSanitizer, then (where clang is installed) runs each
 # libFuzzer harness of fuzz/ for HARMONIA_FUZZ_SECONDS (default 25) from its seed corpus; a
 # finding fails the run; then (where clang's libarcher.so is installed) the OpenMP library tests
@@ -33,12 +34,45 @@ bash scripts/test_install.sh build-test
 ninja -C build-cpu > /dev/null
 bash scripts/test_install.sh build-cpu
 
+echo "== Python package: pip install . into a venv, python -m pytest, the example =="
+# The build dir is kept (build-py/build), so a second run compiles only what changed; CUDA (where
+# nvcc is found) for sm_90 alone: CI has no GPU, this checks that the GPU engine builds and links.
+harmonia_install_python_deps
+py_started=$SECONDS
+[ -x build-py/venv/bin/python ] || python3 -m venv build-py/venv
+build-py/venv/bin/python -m pip install -q --upgrade pip
+build-py/venv/bin/python -m pip install -q numpy pyarrow pytest
+build-py/venv/bin/python -m pip install -q . -Cbuild-dir=build-py/build -Csetup-args=-Dgpu_arch=90
+build-py/venv/bin/python -m pytest -q -rs -p no:cacheprovider python/tests
+py_example=$(mktemp -d)
+build-py/venv/bin/python examples/olap_join.py --dimension "$py_example/customers.parquet" --customers 200000 \
+    --orders 1000000 | tail -3
+rm -rf "$py_example"
+echo "Python package: $((SECONDS - py_started)) s"
+
 echo "== CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer =="
 [ -d build-asan ] || meson setup build-asan -Dcuda=disabled -Dbuildtype=debug -Doptimization=1 \
     -Db_sanitize=address,undefined -Db_lundef=false
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 4
+
+echo "== Python tests against the extension under AddressSanitizer + UndefinedBehaviorSanitizer =="
+# the extension and the library objects in it instrumented (CPU engine), preloaded runtimes; Python
+# itself is not instrumented, so leaks are not checked
+py_started=$SECONDS
+rm -rf build-py/asan-site
+build-py/venv/bin/python -m pip install -q --no-deps --target build-py/asan-site . -Cbuild-dir=build-py/asan \
+    -Csetup-args=-Dcuda=disabled -Csetup-args=-Dbuildtype=debug -Csetup-args=-Doptimization=1 \
+    -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false
+asan_python() {
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        PYTHONPATH=build-py/asan-site build-py/venv/bin/python "$@"
+}
+asan_python -c 'import harmonia, sys; sys.exit("asan-site" not in harmonia.__file__)'
+asan_python -m pytest -q -p no:cacheprovider python/tests
+echo "Python tests under the sanitizers: $((SECONDS - py_started)) s"
 
 echo "== fuzzing: libFuzzer harnesses, ${HARMONIA_FUZZ_SECONDS:-25} s each (clang) =="
 if harmonia_install_fuzz_deps; then
