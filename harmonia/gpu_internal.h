@@ -46,6 +46,16 @@ typedef struct hm_lane {
     size_t psa_scratch_bytes;  /* psa_partition and the results in slot order; psa_scratch_carve) */
 } hm_lane;
 
+/* The pinned staging of uploads (gpu_upload.cu), allocated on the first large upload from pageable
+ * memory and kept with the tree across re-uploads (upload_locked carries it to the new copy):
+ * buffer b may be refilled once `reusable[b]` (recorded after its DMA) has completed. */
+typedef struct hm_upload_staging {
+    void *buffer[HM_UPLOAD_BUFFERS];
+    cudaEvent_t reusable[HM_UPLOAD_BUFFERS];
+    bool recorded[HM_UPLOAD_BUFFERS];
+    bool failed; /* the buffers could not be had: pageable copies from then on */
+} hm_upload_staging;
+
 typedef struct hm_gpu {
     int device;                /* the device of the copy */
     bool stream_ordered;       /* default allocator: cudaMallocAsync / cudaFreeAsync on `stream` */
@@ -76,6 +86,7 @@ typedef struct hm_gpu {
     hm_lane lanes[HM_LANES];
     uint64_t lane_bytes;       /* device bytes of the lanes */
     uint64_t pinned_bytes;     /* pinned host bytes of the lanes */
+    hm_upload_staging upload;  /* pinned staging of uploads (gpu_upload.cu) */
     void *scan_scratch;        /* range offsets on device arrays without a workspace: the counts */
     size_t scan_scratch_bytes; /* and CUB's scan scratch (hm_scan_carve) */
     uint64_t scan_capacity;    /* ranges it holds */
@@ -92,6 +103,20 @@ typedef struct hm_device_scope {
 } hm_device_scope;
 cudaError_t hm_device_enter(hm_device_scope *scope, int device);
 void hm_device_leave(const hm_device_scope *scope);
+
+/* Copies host bytes (threads OpenMP threads; 0 = the caller's default), in parallel from
+ * HM_PARALLEL_COPY_MIN bytes on. */
+void hm_parallel_copy(void *dst, const void *src, size_t bytes, int threads);
+
+/* Queues the copy of `bytes` host bytes at src to dst on the copy's stream: directly when src is
+ * pinned or the array is small, else through the staging (filled by `threads` OpenMP threads,
+ * overlapped with the DMA). Returns with the last chunk queued (the caller synchronises the
+ * stream before src changes); the staging is refilled only after its earlier DMA completed. Without
+ * pinned memory (the allocator fails) it falls back to a pageable copy: slower, the same bytes. */
+cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, int threads);
+
+/* Frees the staging (after the copy's stream is idle). */
+void hm_upload_staging_free(hm_gpu *g);
 
 /* Locks the tree and makes sure it has a current device copy (uploaded when missing or stale, the
  * top cut as harmonia_set_constant_levels says) on its device, which is made current. On success

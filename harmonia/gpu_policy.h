@@ -25,4 +25,13 @@
 #define HM_PARALLEL_COPY_CHUNK (1u << 20)
 #define HM_PARALLEL_COPY_MIN (4u * HM_PARALLEL_COPY_CHUNK)
 
+/* Uploads of a tree (the device copy, a re-upload after an update): host arrays that are not
+ * pinned go through HM_UPLOAD_BUFFERS pinned buffers of HM_UPLOAD_CHUNK bytes, filled by OpenMP
+ * threads while the DMA of the previous chunk runs (a pageable cudaMemcpy moved 1.14 GB in
+ * 0.16-0.20 s on the H100 machine, 6-7 GB/s; pinned copies run at 54 GB/s: bench/NOTES.md). Arrays
+ * below HM_UPLOAD_STAGED_MIN bytes are copied directly. */
+#define HM_UPLOAD_BUFFERS 3
+#define HM_UPLOAD_CHUNK (32u << 20)
+#define HM_UPLOAD_STAGED_MIN (16u << 20)
+
 #endif /* HARMONIA_GPU_POLICY_H */

@@ -240,6 +240,7 @@ static void free_scan(hm_gpu *g)
  * are done (the memory is back), which waits for the tree's queries in flight, nothing else. */
 static void free_device_copy(hm_gpu *g, bool wait)
 {
+    hm_upload_staging_free(g); /* waits for its own DMA, if any is left */
     free_lanes(g);
     free_scan(g);
     hm_gpu_free(g, g->d_bucket_table, g->table_bytes);
@@ -316,7 +317,13 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
 
     /* the old copy goes first, once the queries it serves are done: its memory may be what the new
      * one needs (its stream waited for them; this waits for that stream alone) */
+    hm_upload_staging staging;
+    memset(&staging, 0, sizeof staging);
     if (tree->gpu) {
+        if (tree->gpu->device == device) { /* the pinned staging stays with the tree */
+            staging = tree->gpu->upload;
+            memset(&tree->gpu->upload, 0, sizeof tree->gpu->upload);
+        }
         free_device_copy(tree->gpu, true);
         free(tree->gpu);
         tree->gpu = NULL;
@@ -334,11 +341,19 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
                        "uploading the tree needs %" PRIu64 " bytes of GPU memory on device %d; %zu bytes are free "
                        "(of %zu)", needed, device, free_bytes, total_bytes);
     hm_gpu *g = (hm_gpu *)calloc(1, sizeof(hm_gpu));
-    if (!g)
+    if (!g) {
+        hm_gpu tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.has_allocator = tree->has_allocator;
+        tmp.allocator = tree->allocator;
+        tmp.upload = staging;
+        hm_upload_staging_free(&tmp);
         return hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "out of memory allocating the device copy's handle");
+    }
     g->device = device;
     g->has_allocator = tree->has_allocator;
     g->allocator = tree->allocator;
+    g->upload = staging;
     int pools = 0, l2 = 0;
     if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess)
         pools = 0;
@@ -357,13 +372,11 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
     if (e == cudaSuccess) e = hm_gpu_alloc(g, &g->d_values, value_bytes);
     if (e == cudaSuccess) e = hm_gpu_alloc(g, (void **)&g->d_first_child, fc_bytes);
     if (e == cudaSuccess) e = hm_gpu_alloc(g, (void **)&g->d_leaf_rank, rank_bytes);
-    if (e == cudaSuccess) e = cudaMemcpyAsync(g->d_keys, t->keys, key_bytes, cudaMemcpyHostToDevice, g->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(g->d_values, t->leaf_values, value_bytes, cudaMemcpyHostToDevice, g->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(g->d_first_child, t->first_child, fc_bytes, cudaMemcpyHostToDevice, g->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(g->d_leaf_rank, t->leaf_rank, rank_bytes, cudaMemcpyHostToDevice, g->stream);
+    /* through the pinned staging where the arrays are pageable (gpu_upload.cu) */
+    if (e == cudaSuccess) e = hm_upload(g, g->d_keys, t->keys, key_bytes, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_values, t->leaf_values, value_bytes, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_first_child, t->first_child, fc_bytes, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, rank_bytes, 0);
     if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
         e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess) {
@@ -535,18 +548,15 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirt
         }
         assert(last < t->n_leaves);
         const size_t span = (size_t)(last - first + 1) * leaf_bytes;
-        e = cudaMemcpyAsync((char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
-                            (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span,
-                            cudaMemcpyHostToDevice, g->stream);
+        e = hm_upload(g, (char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
+                      (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span, 0);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync((char *)g->d_values + first * leaf_bytes,
-                                (const char *)t->leaf_values + first * leaf_bytes, span, cudaMemcpyHostToDevice,
-                                g->stream);
+            e = hm_upload(g, (char *)g->d_values + first * leaf_bytes,
+                          (const char *)t->leaf_values + first * leaf_bytes, span, 0);
         bytes += 2 * span;
     }
     if (e == cudaSuccess && ranks_changed) {
-        e = cudaMemcpyAsync(g->d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t),
-                            cudaMemcpyHostToDevice, g->stream);
+        e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), 0);
         bytes += (t->n_leaves + 1) * sizeof(uint64_t);
     }
     if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
@@ -605,10 +615,13 @@ static cudaError_t alloc_lane(hm_gpu *g, hm_lane *lane, uint32_t window, bool ho
             e = hm_gpu_alloc(g, &lane->d_in[k], bytes);
         for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
             e = hm_gpu_alloc(g, &lane->d_out[k], bytes);
+        const bool device_ok = e == cudaSuccess;
         for (int k = 0; k < HM_LANE_IN && e == cudaSuccess; k++)
             e = hm_gpu_alloc_pinned(g, &lane->h_in[k], bytes);
         for (int k = 0; k < HM_LANE_OUT && e == cudaSuccess; k++)
             e = hm_gpu_alloc_pinned(g, &lane->h_out[k], bytes);
+        if (device_ok && e == cudaErrorMemoryAllocation)
+            e = cudaErrorHostMemoryAlreadyRegistered; /* the pinned part: prepare_lanes says so */
         if (e == cudaSuccess) {
             g->lane_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT);
             g->pinned_bytes += bytes * (HM_LANE_IN + HM_LANE_OUT);
@@ -647,6 +660,14 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
         hm_lane *lane = &g->lanes[i];
         const bool had = lane->stream && (!host_staging || lane->h_in[0]) && (!psa || lane->psa_scratch);
         cudaError_t e = alloc_lane(g, lane, window, host_staging, psa, psa_bytes);
+        if (e == cudaErrorHostMemoryAlreadyRegistered) { /* alloc_lane's mark of the pinned part */
+            free_lanes(g);
+            cudaGetLastError();
+            return hm_fail(tree, HARMONIA_ERR_NO_MEMORY,
+                           "out of pinned host memory for the staging of host-array queries (%zu bytes a "
+                           "buffer, from the tree's allocator or cudaHostAlloc); device arrays need none",
+                           (size_t)window * 8);
+        }
         if (e != cudaSuccess) {
             free_lanes(g);
             return hm_gpu_fail(tree, e, "allocating the query pipeline's buffers");

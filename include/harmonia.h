@@ -37,7 +37,9 @@
  *   queued before. Streams given to a tree belong to its device. The stream NULL is CUDA's default
  *   stream, with its usual semantics.
  * MEMORY. Host memory comes from malloc. Device and pinned host memory of a tree (its device copy,
- *   the bucket tables, the staging of host-array calls and the scratch of device-array calls) come
+ *   the bucket tables, the staging of host-array calls, the staging of uploads (three 32 MiB pinned
+ *   buffers, made by the first upload of a tree of more than 16 MiB and kept until the copy is
+ *   released) and the scratch of device-array calls) come
  *   from the allocator in its config (harmonia_allocator; default: cudaMallocAsync / cudaFreeAsync
  *   on the tree's stream, cudaHostAlloc / cudaFreeHost). harmonia_device_bytes says what the device
  *   copy takes, harmonia_query_workspace_bytes what a call of a given size needs; a caller may hand
@@ -126,7 +128,8 @@ typedef void (*harmonia_progress_fn)(void *arg, const char *phase, double fracti
  * once (NULL: out of memory, the call fails with DEVICE_MEMORY); stream is the tree's own stream
  * (cudaStream_t), for stream-ordered pools. device_free is called once the memory is no longer used
  * by any work of the tree (the library has waited for it). host_alloc / host_free give pinned host
- * memory (the staging buffers of host-array queries; NULL: out of memory). Either pair may be NULL:
+ * memory (the staging buffers of host-array queries and of uploads; NULL: out of memory, and an
+ * upload then copies from pageable memory, slower). Either pair may be NULL:
  * the library's default for that kind. Make one with harmonia_allocator_init, then set the
  * pointers; the library copies the struct. */
 typedef struct harmonia_allocator {

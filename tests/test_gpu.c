@@ -537,6 +537,92 @@ static void test_device_copy_life_cycle(void **state)
     tu_model_free(&m2);
 }
 
+static void *refuse_pinned(void *context, size_t bytes)
+{
+    (void)context;
+    (void)bytes;
+    return NULL;
+}
+
+static void unused_free(void *context, void *pointer, size_t bytes)
+{
+    (void)context;
+    (void)pointer;
+    (void)bytes;
+}
+
+/* Uploads through the pinned staging (gpu_upload.cu): a tree whose keys and values are several
+ * staging chunks and a remainder; re-uploads after a batch that splits leaves (the staging carried
+ * to the new copy) and after an in-place batch of deletes (the incremental sync, one long span);
+ * then the same with an allocator that has no pinned memory (pageable copies). Every answer checked
+ * against the CPU engine. */
+static void test_large_uploads(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    tu_model m;
+    tu_model_make(&m, 64, quick() ? 3000000 : 5000000, TU_UNIFORM, &rng); /* 46 or 76 MB of keys */
+    harmonia_tree *t = build(&m, 16, 16, &rng);
+    const uint64_t nq = 200000;
+    void *q = make_queries(&m, nq, &rng);
+    for (int pinned = 1; pinned >= 0; pinned--) {
+        if (!pinned) {
+            harmonia_allocator a;
+            harmonia_allocator_init(&a);
+            a.host_alloc = refuse_pinned;
+            a.host_free = unused_free;
+            assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
+        }
+        assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
+        check_lookups(t, 64, q, nq, 2, 0, 0, 1, 0);
+        /* inserts that split leaves: a new layout, uploaded whole */
+        const uint64_t ni = m.n / 20;
+        uint8_t *kinds = malloc(ni);
+        uint64_t *keys = malloc(ni * 8), *values = malloc(ni * 8);
+        for (uint64_t i = 0; i < ni; i++) {
+            kinds[i] = HARMONIA_OP_UPSERT;
+            keys[i] = tu_next(&rng);
+            values[i] = tu_next(&rng);
+        }
+        harmonia_update_stats st;
+        if (harmonia_update(t, NULL, kinds, keys, values, ni, &st) != HARMONIA_OK)
+            fail_msg("update: %s", harmonia_last_error(t));
+        assert_true(st.shape_changed);
+        assert_false(st.incremental_upload);
+        assert_true(st.uploaded_bytes > (64u << 20));
+        check_lookups(t, 64, keys, ni, 2, 0, 0, 1, 0); /* the new keys */
+        if (pinned) {
+            check_lookups(t, 64, q, nq, 2, 1, 0, 0, 0); /* host arrays: through the lanes' staging */
+        } else { /* host-array queries need pinned staging: refused with a clear error */
+            uint64_t v[4];
+            uint8_t f[4];
+            harmonia_query_config c;
+            harmonia_query_config_init(&c);
+            c.backend = HARMONIA_BACKEND_GPU;
+            assert_int_equal(harmonia_lookup(t, &c, q, 4, v, f), HARMONIA_ERR_NO_MEMORY);
+            assert_non_null(strstr(harmonia_last_error(t), "pinned host memory"));
+            check_lookups(t, 64, q, nq, 2, 1, 0, 1, 0);
+        }
+        /* updates of present keys in place: dirty leaves over the whole tree, one long span */
+        for (uint64_t i = 0; i < ni; i++) {
+            kinds[i] = HARMONIA_OP_UPDATE;
+            values[i] = ~values[i];
+        }
+        if (harmonia_update(t, NULL, kinds, keys, values, ni, &st) != HARMONIA_OK)
+            fail_msg("update in place: %s", harmonia_last_error(t));
+        assert_false(st.shape_changed);
+        assert_true(st.incremental_upload);
+        check_lookups(t, 64, keys, ni, 2, 0, 0, 1, 0);
+        assert_int_equal(harmonia_check(t), HARMONIA_OK);
+        free(kinds);
+        free(keys);
+        free(values);
+    }
+    free(q);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
 /* Options the other tests leave at their defaults: pipeline depth 1 and 2, a PSA bit override,
  * async calls on an explicit stream, pinned host arrays, ranges at G = 16 and 32, a host collect of
  * a few very long ranges (cut into pieces), and arrays in the wrong memory (INVALID, no crash). */
@@ -678,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_device_copy_life_cycle),
         cmocka_unit_test(test_options_and_misuse),
         cmocka_unit_test(test_out_of_device_memory),
+        cmocka_unit_test(test_large_uploads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
