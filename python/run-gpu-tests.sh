@@ -103,6 +103,8 @@ if want bench; then
         $PY bench/python_overhead.py --c-program "$C" --backend gpu --runs 5
         echo "== host arrays (NumPy), CPU engine"
         $PY bench/python_overhead.py --c-program "$C" --backend cpu --runs 3
+        echo "== device arrays (CuPy) in one process: the wrapper against the extension's C call alone"
+        $PY bench/python_overhead_inprocess.py
     } > "$OUT/bench-overhead.txt" 2>&1
     rc=$?
     cat "$OUT/bench-overhead.txt"
