@@ -145,14 +145,17 @@ class Tree(_core.Tree):
         """(flat array to write, object to give back or None) for one result."""
         if out is None:
             r = A.empty(a, a.shape, dtype)
-            return r.reshape(-1), None
+            return (r if r.ndim == 1 else r.reshape(-1)), None
         return A.check_out(out, name, a, dtypes, a.shape)
 
     @staticmethod
-    def _give(a, flat_shape_result, given):
+    def _give(a, flat, given, shape=None):
+        """The result to return: the caller's out= array as given, else `flat` in the queries' shape
+        (no new view where it has it already: a CuPy view costs microseconds a call)."""
         if given is not None:
             return given
-        return A.give(a, flat_shape_result)
+        shape = a.shape if shape is None else shape
+        return A.give(a, flat if tuple(flat.shape) == tuple(shape) else flat.reshape(shape))
 
     # --- point queries ----------------------------------------------------------------------
 
@@ -173,7 +176,7 @@ class Tree(_core.Tree):
                 self._lookup(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr)
             else:
                 self._lookup(qc, n, a.flat, v, f)
-        return (self._give(a, v.reshape(a.shape), vg), self._give(a, f.reshape(a.shape), fg))
+        return (self._give(a, v, vg), self._give(a, f, fg))
 
     def lookup_unordered(self, queries, *, backend=None, threads=None, psa=None, psa_window=None,
                          psa_bits=None, group_size=None, pipeline_depth=None, stream=None, sync=True):
@@ -219,9 +222,9 @@ class Tree(_core.Tree):
                                   None if v is None else v.data.ptr, f.data.ptr)
             else:
                 self._lower_bound(qc, n, a.flat, k, v, f)
-        return (None if k is None else self._give(a, k.reshape(a.shape), kg),
-                None if v is None else self._give(a, v.reshape(a.shape), vg),
-                self._give(a, f.reshape(a.shape), fg))
+        return (None if k is None else self._give(a, k, kg),
+                None if v is None else self._give(a, v, vg),
+                self._give(a, f, fg))
 
     # --- range queries ----------------------------------------------------------------------
 
@@ -244,7 +247,7 @@ class Tree(_core.Tree):
                 self._range_count(qc, n, a.flat.data.ptr, b.flat.data.ptr, c.data.ptr)
             else:
                 self._range_count(qc, n, a.flat, b.flat, c)
-        return self._give(a, c.reshape(shape), cg)
+        return self._give(a, c, cg, shape)
 
     def range_collect(self, lo, hi, *, keys=True, values=True, backend=None, threads=None, psa=None,
                       psa_window=None, psa_bits=None, group_size=None, pipeline_depth=None, stream=None):
