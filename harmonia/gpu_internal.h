@@ -99,6 +99,20 @@ void hm_device_leave(const hm_device_scope *scope);
 harmonia_status hm_gpu_enter(harmonia_tree *tree, hm_device_scope *scope);
 void hm_gpu_leave(harmonia_tree *tree, const hm_device_scope *scope);
 
+/* A new device copy of the tree's current layout (tree->kr's shape) on `device` (current, the tree's
+ * lock held): the tree's old copy released first, the memory checked (DEVICE_MEMORY names the bytes
+ * needed and free, after `what`), its stream, events and arrays made (allocated, not filled). The caller fills the
+ * arrays on g->stream (an upload, or the GPU build), waits for that stream, then hands the copy to
+ * the tree with hm_gpu_adopt_copy (which reads the host tree for the view: its arrays must be
+ * filled), or frees it with hm_gpu_discard_copy. */
+harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *what, hm_gpu **copy_out);
+void hm_gpu_adopt_copy(harmonia_tree *tree, hm_gpu *g);
+void hm_gpu_discard_copy(hm_gpu *g);
+
+/* Copies bytes between host arrays on up to `threads` OpenMP threads (a pinned staging buffer and a
+ * caller's array): large copies in chunks of HM_PARALLEL_COPY_CHUNK bytes. gpu_query.cu. */
+void hm_parallel_copy(void *dst, const void *src, size_t bytes, int threads);
+
 /* Device and pinned memory of a copy, from its allocator (under the tree's lock, its device
  * current). Device memory from the default allocator is stream-ordered on g->stream: after
  * allocating, announce it with hm_gpu_announce before a query uses it. Frees happen after the work
