@@ -268,9 +268,10 @@ static harmonia_status build_locked(harmonia_tree *tree, int device, const kr_bu
     /* 1. keys up, then (key, position) sorted on the work stream while the values follow */
     progress(p, "upload", 0.0);
     CUDA_STEP(kr_gpu_iota32(buf.positions[0], count, work.stream), "the GPU build's positions");
-    CUDA_STEP(device_arrays ? cudaMemcpyAsync(buf.keys[0], keys, count * kb, cudaMemcpyDeviceToDevice, upload)
-                            : stage_up(&stage, buf.keys[0], keys, count * kb, upload),
-              "copying the keys to the GPU");
+    if (count > 0)
+        CUDA_STEP(device_arrays ? cudaMemcpyAsync(buf.keys[0], keys, count * kb, cudaMemcpyDeviceToDevice, upload)
+                                : stage_up(&stage, buf.keys[0], keys, count * kb, upload),
+                  "copying the keys to the GPU");
     CUDA_STEP(cudaEventRecord(keys_in, upload), "ordering the GPU build");
     CUDA_STEP(cudaStreamWaitEvent(work.stream, keys_in, 0), "ordering the GPU build");
     if (p->input_sorted)
@@ -279,7 +280,7 @@ static harmonia_status build_locked(harmonia_tree *tree, int device, const kr_bu
         CUDA_STEP(kr_gpu_sort_pairs(key_bits, buf.keys, buf.positions, count, buf.temp, buf.temp_bytes, &current,
                                     work.stream),
                   "sorting the pairs on the GPU");
-    if (values)
+    if (values && count > 0)
         CUDA_STEP(device_arrays ? cudaMemcpyAsync(buf.values_in, values, count * kb, cudaMemcpyDeviceToDevice, upload)
                                 : stage_up(&stage, buf.values_in, values, count * kb, upload),
                   "copying the values to the GPU");
