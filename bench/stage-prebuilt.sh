@@ -32,7 +32,8 @@ import json, os, sys
 build = os.path.abspath(sys.argv[1]) + "/"
 source = os.path.abspath(sys.argv[2]) + "/"
 for t in json.load(sys.stdin):
-    if any(os.path.normpath(os.path.join(build, a)).startswith(source) or a + "/" == source for a in t["cmd"]):
+    paths = [os.path.normpath(os.path.join(build, a)) + ("/" if a.endswith("/") else "") for a in t["cmd"]]
+    if any((p.startswith(source) and not (p + "/").startswith(build)) or p + "/" == source for p in paths):
         continue
     cmd = [a[len(build):] if a.startswith(build) else a for a in t["cmd"]]
     print("\t".join([t["name"], str(t.get("timeout") or 300)] + cmd))

@@ -78,6 +78,23 @@ harmonia_status hm_gpu_fail(harmonia_tree *tree, int cuda_error, const char *wha
         }                                                                                         \
     } while (0)
 
+/* The GPU bulk build (gpu_build.cu; harmonia.h's harmonia_build says what it does): builds tree->kr
+ * (zeroed) from count pairs in host memory, or in device memory of the tree's device when
+ * device_arrays (ready on the cudaStream_t `stream`), and keeps the result as the tree's device
+ * copy. On failure tree->kr is zeroed and nothing is allocated; DUPLICATE_KEY and UNSORTED put
+ * the CPU build's message in err, the other failures (NO_DEVICE, DEVICE_MEMORY, DEVICE, NO_MEMORY,
+ * INVALID, CAPACITY) in the tree's last error. Progress phases (params->progress): upload (the
+ * sort overlapped with the values' upload), sort (the rest of it, the values' gather, the duplicate
+ * policy), layout, download. */
+struct kr_build_params;
+struct kr_error;
+harmonia_status hm_gpu_build(harmonia_tree *tree, const struct kr_build_params *params, const void *keys,
+                             const void *values, uint64_t count, bool device_arrays, void *stream,
+                             struct kr_error *err);
+
+/* Whether p points to device (or managed) memory; *device_out gets its device. False without CUDA. */
+bool hm_gpu_is_device_pointer(const void *p, int *device_out);
+
 /* harmonia_query_workspace_bytes: the scratch of a call (see harmonia.h). */
 harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const harmonia_query_config *config,
                                        harmonia_query_kind kind, uint64_t count, size_t *device_bytes,

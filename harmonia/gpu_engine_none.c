@@ -69,3 +69,18 @@ harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const harmonia_query
     (void)config; (void)kind; (void)count; (void)device_bytes; (void)pinned_bytes;
     return NO_CUDA(tree);
 }
+
+harmonia_status hm_gpu_build(harmonia_tree *tree, const struct kr_build_params *params, const void *keys,
+                             const void *values, uint64_t count, bool device_arrays, void *stream,
+                             struct kr_error *err)
+{
+    (void)params; (void)keys; (void)values; (void)count; (void)device_arrays; (void)stream; (void)err;
+    return NO_CUDA(tree);
+}
+
+bool hm_gpu_is_device_pointer(const void *p, int *device_out)
+{
+    (void)p;
+    *device_out = -1;
+    return false;
+}

@@ -104,8 +104,9 @@ typedef struct hm_device_scope {
 cudaError_t hm_device_enter(hm_device_scope *scope, int device);
 void hm_device_leave(const hm_device_scope *scope);
 
-/* Copies host bytes (threads OpenMP threads; 0 = the caller's default), in parallel from
- * HM_PARALLEL_COPY_MIN bytes on. */
+/* Copies bytes between host arrays (a pinned staging buffer and a caller's array) on up to `threads`
+ * OpenMP threads (0 = the caller's default): copies of HM_PARALLEL_COPY_MIN bytes and more in chunks
+ * of HM_PARALLEL_COPY_CHUNK bytes. gpu_upload.cu. */
 void hm_parallel_copy(void *dst, const void *src, size_t bytes, int threads);
 
 /* Queues the copy of `bytes` host bytes at src to dst on the copy's stream: directly when src is
@@ -123,6 +124,16 @@ void hm_upload_staging_free(hm_gpu *g);
  * the caller holds tree->gpu_lock and the scope, and gives both back with hm_gpu_leave. */
 harmonia_status hm_gpu_enter(harmonia_tree *tree, hm_device_scope *scope);
 void hm_gpu_leave(harmonia_tree *tree, const hm_device_scope *scope);
+
+/* A new device copy of the tree's current layout (tree->kr's shape) on `device` (current, the tree's
+ * lock held): the tree's old copy released first, the memory checked (DEVICE_MEMORY names the bytes
+ * needed and free, after `what`), its stream, events and arrays made (allocated, not filled). The caller fills the
+ * arrays on g->stream (an upload, or the GPU build), waits for that stream, then hands the copy to
+ * the tree with hm_gpu_adopt_copy (which reads the host tree for the view: its arrays must be
+ * filled), or frees it with hm_gpu_discard_copy. */
+harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *what, hm_gpu **copy_out);
+void hm_gpu_adopt_copy(harmonia_tree *tree, hm_gpu *g);
+void hm_gpu_discard_copy(hm_gpu *g);
 
 /* Device and pinned memory of a copy, from its allocator (under the tree's lock, its device
  * current). Device memory from the default allocator is stream-ordered on g->stream: after

@@ -34,4 +34,13 @@
 #define HM_UPLOAD_CHUNK (32u << 20)
 #define HM_UPLOAD_STAGED_MIN (16u << 20)
 
+/* The GPU bulk build (gpu_build.cu). Under backend AUTO, host inputs of fewer than
+ * HM_GPU_BUILD_MIN_PAIRS pairs build on the CPU: below it a device copy's setup and the pinned
+ * staging cost more than the GPU saves (bench/NOTES.md, issue 15). Host arrays move through
+ * HM_BUILD_STAGING_BUFFERS pinned buffers of HM_BUILD_STAGING_CHUNK bytes: the copy of one chunk
+ * into (or out of) pinned memory on the OpenMP threads overlaps the DMA of the others. */
+#define HM_GPU_BUILD_MIN_PAIRS (1u << 20)
+#define HM_BUILD_STAGING_CHUNK (32u << 20)
+#define HM_BUILD_STAGING_BUFFERS 4
+
 #endif /* HARMONIA_GPU_POLICY_H */

@@ -302,8 +302,9 @@ static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
     g->view.top_entries = entries;
 }
 
-static harmonia_status upload_locked(harmonia_tree *tree, int device)
+harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *what, hm_gpu **copy_out)
 {
+    *copy_out = NULL;
     if (!hm_gpu_usable())
         return hm_fail(tree, HARMONIA_ERR_NO_DEVICE, "no usable GPU: %s",
                        harmonia_device_probe(NULL) == HARMONIA_OK ? "device lost" : harmonia_last_error(NULL));
@@ -338,8 +339,7 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
     }
     if (needed > free_bytes)
         return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY,
-                       "uploading the tree needs %" PRIu64 " bytes of GPU memory on device %d; %zu bytes are free "
-                       "(of %zu)", needed, device, free_bytes, total_bytes);
+                       "%s needs %" PRIu64 " bytes of GPU memory on device %d; %zu bytes are free (of %zu)", what, needed, device, free_bytes, total_bytes);
     hm_gpu *g = (hm_gpu *)calloc(1, sizeof(hm_gpu));
     if (!g) {
         hm_gpu tmp;
@@ -372,23 +372,32 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
     if (e == cudaSuccess) e = hm_gpu_alloc(g, &g->d_values, value_bytes);
     if (e == cudaSuccess) e = hm_gpu_alloc(g, (void **)&g->d_first_child, fc_bytes);
     if (e == cudaSuccess) e = hm_gpu_alloc(g, (void **)&g->d_leaf_rank, rank_bytes);
-    /* through the pinned staging where the arrays are pageable (gpu_upload.cu) */
-    if (e == cudaSuccess) e = hm_upload(g, g->d_keys, t->keys, key_bytes, 0);
-    if (e == cudaSuccess) e = hm_upload(g, g->d_values, t->leaf_values, value_bytes, 0);
-    if (e == cudaSuccess) e = hm_upload(g, g->d_first_child, t->first_child, fc_bytes, 0);
-    if (e == cudaSuccess) e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, rank_bytes, 0);
-    if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
-        e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
         free_device_copy(g, true);
         free(g);
         if (e == cudaErrorMemoryAllocation)
             return hm_fail(tree, HARMONIA_ERR_DEVICE_MEMORY,
-                           "uploading the tree needs %" PRIu64 " bytes of GPU memory on device %d; the allocation "
-                           "failed with %zu bytes free", needed, device, free_bytes);
-        return hm_gpu_fail(tree, e, "uploading the tree");
+                           "%s needs %" PRIu64 " bytes of GPU memory on device %d; the allocation failed "
+                           "with %zu bytes free", what, needed, device, free_bytes);
+        return hm_gpu_fail(tree, e, what);
     }
+    g->tree_bytes = needed;
+    *copy_out = g;
+    return HARMONIA_OK;
+}
+
+void hm_gpu_discard_copy(hm_gpu *g)
+{
+    if (!g)
+        return;
+    free_device_copy(g, true);
+    free(g);
+}
+
+void hm_gpu_adopt_copy(harmonia_tree *tree, hm_gpu *g)
+{
+    const kr_tree *t = &tree->kr;
     g->ready_done = true; /* nothing is pending on the copy's stream */
     ntg_view *v = &g->view;
     v->keys = g->d_keys;
@@ -406,7 +415,6 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
     v->max_key_present = kr_max_key_present(t);
     v->top_entries = UINT32_MAX; /* set_top_cut fills it */
     set_top_cut(tree, g);
-    g->tree_bytes = needed;
     g->version = tree->version;
     uint64_t min_key = 0, max_key = 0, ignored;
     g->min_value = 0;
@@ -416,6 +424,28 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
     }
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
     tree->gpu = g;
+}
+
+static harmonia_status upload_locked(harmonia_tree *tree, int device)
+{
+    hm_gpu *g = NULL;
+    harmonia_status st = hm_gpu_new_copy(tree, device, "uploading the tree", &g);
+    if (st != HARMONIA_OK)
+        return st;
+    const kr_tree *t = &tree->kr;
+    /* through the pinned staging where the arrays are pageable (gpu_upload.cu) */
+    cudaError_t e = hm_upload(g, g->d_keys, t->keys, g->key_bytes, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_values, t->leaf_values, g->value_bytes, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_first_child, t->first_child, g->first_child_bytes, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, g->rank_bytes, 0);
+    if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
+        e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        hm_gpu_discard_copy(g);
+        return hm_gpu_fail(tree, e, "uploading the tree");
+    }
+    hm_gpu_adopt_copy(tree, g);
     return HARMONIA_OK;
 }
 

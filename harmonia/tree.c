@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include "harmonia/gpu_engine.h"
+#include "harmonia/gpu_policy.h"
 #include "harmonia/tree_internal.h"
 #include "cpu_update/cpu_update.h"
 #include "prefix_sum/prefix_sum.h"
@@ -279,8 +280,8 @@ void harmonia_build_config_init_sized(harmonia_build_config *config, size_t size
     hm_config_init(config, size, &d, sizeof d);
 }
 
-harmonia_status harmonia_build(const harmonia_build_config *given, const void *keys,
-                               const void *values, uint64_t count, harmonia_tree **tree_out)
+static harmonia_status build_tree(const harmonia_build_config *given, const void *keys, const void *values,
+                                  uint64_t count, harmonia_tree **tree_out, bool device_call)
 {
     if (!tree_out)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: tree_out is NULL");
@@ -320,6 +321,21 @@ harmonia_status harmonia_build(const harmonia_build_config *given, const void *k
     if (config->threads < 0)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: threads %d: use 0 (OpenMP's default) or more",
                        config->threads);
+    if ((unsigned)config->backend > HARMONIA_BACKEND_GPU)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: unknown backend %d", (int)config->backend);
+    if ((unsigned)config->memory > HARMONIA_MEMORY_DEVICE)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_build: unknown memory kind %d", (int)config->memory);
+    /* where the pairs live, and where the build runs (harmonia.h: harmonia_build_config.backend) */
+    bool device_arrays = device_call || config->memory == HARMONIA_MEMORY_DEVICE;
+    int where = -1;
+    if (!device_call && config->memory == HARMONIA_MEMORY_AUTO && count > 0)
+        device_arrays = hm_gpu_is_device_pointer(keys, &where); /* its device is checked by the build */
+    if (device_arrays && config->backend == HARMONIA_BACKEND_CPU)
+        return hm_fail(NULL, HARMONIA_ERR_INVALID,
+                       "harmonia_build: the pairs are in device memory, which the CPU build (backend CPU) cannot read");
+    const bool use_gpu = device_arrays || config->backend == HARMONIA_BACKEND_GPU ||
+                         (config->backend == HARMONIA_BACKEND_AUTO && count >= HM_GPU_BUILD_MIN_PAIRS &&
+                          count <= KR_GPU_MAX_PAIRS && hm_gpu_usable());
     harmonia_tree *tree = hm_tree_new();
     if (!tree)
         return hm_fail(NULL, HARMONIA_ERR_NO_MEMORY, "out of memory allocating a tree handle");
@@ -330,6 +346,25 @@ harmonia_status harmonia_build(const harmonia_build_config *given, const void *k
         return st;
     }
     kr_error err = {{0}};
+    if (use_gpu) {
+        st = hm_gpu_build(tree, &p, keys, values, count, device_arrays, config->stream, &err);
+        if (st == HARMONIA_OK) {
+            *tree_out = tree;
+            return HARMONIA_OK;
+        }
+        const bool fall_back = !device_arrays && config->backend == HARMONIA_BACKEND_AUTO &&
+                               (st == HARMONIA_ERR_DEVICE_MEMORY || st == HARMONIA_ERR_DEVICE ||
+                                st == HARMONIA_ERR_NO_DEVICE);
+        if (!fall_back) {
+            char message[sizeof err.message];
+            snprintf(message, sizeof message, "%s", err.message[0] ? err.message : tree->last_error);
+            harmonia_free(tree);
+            return hm_fail(NULL, st, "%s", message);
+        }
+        /* AUTO with host arrays: the CPU build instead (harmonia.h) */
+        err.message[0] = '\0';
+        tree->last_error[0] = '\0';
+    }
     st = kr_build(&tree->kr, &p, keys, values, count, &err); /* num_threads(p.threads) inside */
     if (st != HARMONIA_OK) {
         harmonia_free(tree);
@@ -337,6 +372,18 @@ harmonia_status harmonia_build(const harmonia_build_config *given, const void *k
     }
     *tree_out = tree;
     return HARMONIA_OK;
+}
+
+harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys, const void *values,
+                               uint64_t count, harmonia_tree **tree_out)
+{
+    return build_tree(config, keys, values, count, tree_out, false);
+}
+
+harmonia_status harmonia_build_device(const harmonia_build_config *config, const void *keys, const void *values,
+                                      uint64_t count, harmonia_tree **tree_out)
+{
+    return build_tree(config, keys, values, count, tree_out, true);
 }
 
 /* --- queries ---------------------------------------------------------------------------------- */

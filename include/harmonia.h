@@ -150,6 +150,21 @@ static inline void harmonia_allocator_init(harmonia_allocator *allocator)
 /* ---------------------------------------------------------------------------------------------
  * Building.
  * ------------------------------------------------------------------------------------------- */
+/* Where a call runs (queries; builds, see harmonia_build_config.backend). */
+typedef enum harmonia_backend {
+    HARMONIA_BACKEND_AUTO = 0, /* the GPU when one is usable, else the CPU */
+    HARMONIA_BACKEND_CPU,      /* the OpenMP CPU engine */
+    HARMONIA_BACKEND_GPU,      /* the GPU engine; HARMONIA_ERR_NO_DEVICE when none is usable */
+} harmonia_backend;
+
+/* Where the arrays of a call live (query and result arrays of GPU queries; the pairs of a build).
+ * The CPU backend takes host memory only. */
+typedef enum harmonia_memory {
+    HARMONIA_MEMORY_AUTO = 0, /* asked of the CUDA runtime per array (cudaPointerGetAttributes) */
+    HARMONIA_MEMORY_HOST,     /* host memory (pageable or pinned): streamed through staging buffers */
+    HARMONIA_MEMORY_DEVICE,   /* device memory of the tree's GPU: used in place */
+} harmonia_memory;
+
 typedef enum harmonia_duplicates {
     HARMONIA_DUPLICATES_REJECT = 0, /* a key present twice is HARMONIA_ERR_DUPLICATE_KEY */
     HARMONIA_DUPLICATES_KEEP_FIRST, /* keep the pair that comes first in the input */
@@ -170,7 +185,20 @@ typedef struct harmonia_build_config {
     void *progress_arg;
     int device;            /* the GPU of the device copy; HARMONIA_DEVICE_CURRENT (default) */
     const harmonia_allocator *allocator; /* device and pinned memory; NULL = the library's */
+    harmonia_backend backend; /* where the sort and the layout run: AUTO (default) = the GPU when one
+                            * is usable and the input has at least 2^20 pairs (the library's
+                            * policy: below it a device copy's setup and pinned staging cost more
+                            * than the GPU saves) or lives on the device, else the CPU; a GPU failure (out of GPU
+                            * memory, a failing CUDA call) then falls back to the CPU build. GPU =
+                            * the GPU or an error (NO_DEVICE, DEVICE_MEMORY, DEVICE); CPU = the
+                            * OpenMP build (host arrays only). */
+    harmonia_memory memory;   /* where keys and values live: AUTO (default) asks the CUDA runtime
+                            * (cudaPointerGetAttributes); HOST; DEVICE = device memory of the
+                            * tree's device (see harmonia_build_device) */
+    void *stream;             /* device arrays: the cudaStream_t on which they are ready (the build
+                            * waits for the work queued on it first); NULL = CUDA's default stream */
 } harmonia_build_config;
+
 
 /* The default F: one 128-byte line per internal node (16 64-bit or 32 32-bit keys); the default L.
  * Chosen by measurement (bench/NOTES.md, "Defaults and where they were measured"). */
@@ -188,19 +216,41 @@ static inline void harmonia_build_config_init(harmonia_build_config *config)
 }
 
 /* Builds a tree from count pairs (keys[i], values[i]), both arrays of config->key_bits-wide
- * unsigned integers in host memory, in any order (unless config->input_sorted). values may be NULL:
+ * unsigned integers in host memory (or device memory, see config->memory and harmonia_build_device),
+ * in any order (unless config->input_sorted). values may be NULL:
  * then each key's value is its position in the input (a row id). Every key value, 0 and the
  * maximum included, is a valid key. Duplicates follow config->duplicates. count may be 0 (an empty
  * tree). The inputs are not modified and may be freed afterwards. Synchronous; OpenMP-parallel.
  * On success *tree_out owns the new tree (free with harmonia_free). On failure *tree_out is NULL and
  * the message (harmonia_last_error(NULL)) names the problem, e.g. the first out-of-order position
  * or the first duplicate key. The tree takes config->device and config->allocator for its device
- * copy (none is made here).
- * Errors: INVALID (also: a config not made by harmonia_build_config_init), UNSUPPORTED (a config of
- * a newer header with options set that this library does not know), NO_MEMORY, DUPLICATE_KEY,
- * UNSORTED, CAPACITY. */
+ * copy.
+ * THE GPU BUILD (config->backend, above): the pairs go to the tree's device in pinned chunks (the
+ * keys first; the CUB radix sort of keys with their positions runs while the values follow), the
+ * duplicate policy is applied there, the leaf level, its values and ranks and each internal level
+ * (one kernel per level) are laid out there, and the host tree is filled from that result, which
+ * stays as the tree's device copy (harmonia_info's device_resident; no upload on the first GPU
+ * query). The tree equals the CPU build's bit for bit, with the same errors and messages. It needs
+ * the device copy plus about 24 bytes a pair (64-bit keys; 16 for 32-bit) of GPU memory for the
+ * sort, and at most 2^32 - 2 pairs; where that is not to be had, AUTO builds on the CPU. Progress
+ * phases: "upload", "sort", "layout", "download" (the CPU build: "sort", "layout").
+ * Errors: INVALID (also: a config not made by harmonia_build_config_init; backend CPU with device
+ * arrays), UNSUPPORTED (a config of a newer header with options set that this library does not
+ * know), NO_MEMORY, DUPLICATE_KEY, UNSORTED, CAPACITY; with the GPU build: NO_DEVICE, DEVICE_MEMORY,
+ * DEVICE (backend GPU or device arrays: AUTO with host arrays falls back to the CPU instead). */
 HARMONIA_API harmonia_status harmonia_build(const harmonia_build_config *config, const void *keys,
                                const void *values, uint64_t count, harmonia_tree **tree_out);
+
+/* harmonia_build from arrays in device memory of the tree's device (config->device; the current
+ * device by default), for engines whose columns live on the GPU: the build reads them in place once
+ * config->stream (NULL: CUDA's default stream) reaches this point, builds straight into the tree's
+ * device copy and fills the host tree from it. The same as harmonia_build with config->memory =
+ * HARMONIA_MEMORY_DEVICE (config may be NULL: the defaults). The arrays are not modified.
+ * Synchronous: returns once the tree is built (waits for its own stream and config->stream only).
+ * Errors: as harmonia_build's GPU build (never a CPU fallback: NO_DEVICE, DEVICE_MEMORY, DEVICE). */
+HARMONIA_API harmonia_status harmonia_build_device(const harmonia_build_config *config, const void *keys,
+                                                   const void *values, uint64_t count,
+                                                   harmonia_tree **tree_out);
 
 /* Frees a tree and everything it owns (host memory, a mapped file, the device copy: its memory is
  * given back after the tree's queries already queued on any stream). NULL is a no-op. */
@@ -213,18 +263,6 @@ HARMONIA_API void harmonia_free(harmonia_tree *tree);
  * the GPU (see THE EMBEDDING CONTRACT). The calls without _async return with their results in
  * place; the *_async calls (below) return once their work is queued.
  * ------------------------------------------------------------------------------------------- */
-typedef enum harmonia_backend {
-    HARMONIA_BACKEND_AUTO = 0, /* the GPU when one is usable, else the CPU */
-    HARMONIA_BACKEND_CPU,      /* the OpenMP CPU engine */
-    HARMONIA_BACKEND_GPU,      /* the GPU engine; HARMONIA_ERR_NO_DEVICE when none is usable */
-} harmonia_backend;
-
-/* Where query and result arrays live (GPU backend). The CPU backend takes host memory only. */
-typedef enum harmonia_memory {
-    HARMONIA_MEMORY_AUTO = 0, /* asked of the CUDA runtime per array (cudaPointerGetAttributes) */
-    HARMONIA_MEMORY_HOST,     /* host memory (pageable or pinned): streamed through staging buffers */
-    HARMONIA_MEMORY_DEVICE,   /* device memory of the tree's GPU: used in place */
-} harmonia_memory;
 
 typedef struct harmonia_query_config {
     uint32_t size;             /* set by harmonia_query_config_init (see the contract above) */

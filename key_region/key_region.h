@@ -202,6 +202,30 @@ typedef struct kr_build_params {
 harmonia_status kr_build(kr_tree *tree, const kr_build_params *params, const void *keys,
                          const void *values, uint64_t count, kr_error *err);
 
+/* The shape of a bulk-built tree of count unique keys (zeroes *tree first): the widths, n_keys,
+ * ceil(count / (L * leaf_fill)) leaves (1 for the empty tree) and kr_plan_levels' levels. The keys are
+ * spread over the leaves as evenly as possible, the earlier leaves taking the extra ones: leaf li holds
+ * count / n_leaves keys, plus one when li < count % n_leaves, from rank li * (count / n_leaves) +
+ * min(li, count % n_leaves). The CPU build and the GPU build (kr_build_gpu.h) both lay out this shape.
+ * CAPACITY if the tree would be too large. */
+harmonia_status kr_plan_even(kr_tree *tree, uint32_t key_bits, uint32_t fanout, uint32_t leaf_size,
+                             double leaf_fill, uint64_t count, kr_error *err);
+
+/* The arrays of a planned bulk-built tree (kr_alloc_arrays with the build's room to grow: an update's
+ * re-layout reuses them). NO_MEMORY with nothing allocated. */
+harmonia_status kr_alloc_built_arrays(kr_tree *tree, kr_error *err);
+
+/* The most pairs the GPU build (kr_build_gpu.h) takes: its positions and offsets are 32-bit. */
+#define KR_GPU_MAX_PAIRS 0xFFFFFFFEull
+
+/* The build's messages, one wording for the CPU and the GPU build: a sorted input that descends at
+ * position (key below previous_key at position - 1); a duplicate key, named with its positions in a
+ * sorted input (first, second), with its input positions when the caller gave no values (the first
+ * two occurrences), or alone when values were given. */
+void kr_error_unsorted(kr_error *err, uint64_t key, uint64_t position, uint64_t previous_key);
+void kr_error_duplicate(kr_error *err, uint64_t key, bool sorted_input, bool values_given, uint64_t first,
+                        uint64_t second);
+
 /* Builds *tree (zeroed by the caller) from count pairs with strictly increasing keys (the caller
  * guarantees it): ceil(count / (L * leaf_fill)) leaves with key counts as even as possible, then the
  * internal levels. values NULL = positions. Used by kr_build and by full rebuilds. */

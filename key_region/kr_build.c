@@ -298,9 +298,28 @@ static void write_ranks_arrays32(kr_tree *t, uint64_t *node_min, uint64_t begin,
  * tree that grew a little still fits them. Pages never written are never backed by memory. */
 #define KR_BUILD_SLACK 0.125
 
-/* Plans and allocates a tree of count keys spread evenly over ceil(count / (L * leaf_fill)) leaves. */
-static harmonia_status plan_even_tree(kr_tree *t, uint32_t key_bits, uint32_t fanout, uint32_t leaf_size,
-                                      double leaf_fill, uint64_t count, uint64_t **node_min, kr_error *err)
+void kr_error_unsorted(kr_error *err, uint64_t key, uint64_t position, uint64_t previous_key)
+{
+    kr_set_error(err,
+                 "input promised sorted is not: key %" PRIu64 " at position %" PRIu64
+                 " is smaller than key %" PRIu64 " at position %" PRIu64,
+                 key, position, previous_key, position - 1);
+}
+
+void kr_error_duplicate(kr_error *err, uint64_t key, bool sorted_input, bool values_given, uint64_t first,
+                        uint64_t second)
+{
+    if (sorted_input)
+        kr_set_error(err, "duplicate key %" PRIu64 " at positions %" PRIu64 " and %" PRIu64, key, first, second);
+    else if (!values_given)
+        kr_set_error(err, "duplicate key %" PRIu64 " at input positions %" PRIu64 " and %" PRIu64, key, first,
+                     second);
+    else
+        kr_set_error(err, "duplicate key %" PRIu64 " (it appears at least twice in the input)", key);
+}
+
+harmonia_status kr_plan_even(kr_tree *t, uint32_t key_bits, uint32_t fanout, uint32_t leaf_size, double leaf_fill,
+                             uint64_t count, kr_error *err)
 {
     memset(t, 0, sizeof *t);
     t->key_bits = key_bits;
@@ -313,12 +332,23 @@ static harmonia_status plan_even_tree(kr_tree *t, uint32_t key_bits, uint32_t fa
     if (per_leaf > leaf_size)
         per_leaf = leaf_size;
     t->n_leaves = count == 0 ? 1 : (count + per_leaf - 1) / per_leaf;
-    harmonia_status st = kr_plan_levels(t, err);
-    if (st == HARMONIA_OK) { /* with room to grow: address space only until an update uses it */
-        kr_tree none;
-        memset(&none, 0, sizeof none);
-        st = kr_alloc_arrays_reusing(t, &none, KR_BUILD_SLACK, err);
-    }
+    return kr_plan_levels(t, err);
+}
+
+harmonia_status kr_alloc_built_arrays(kr_tree *t, kr_error *err)
+{
+    kr_tree none; /* with room to grow: address space only until an update uses it */
+    memset(&none, 0, sizeof none);
+    return kr_alloc_arrays_reusing(t, &none, KR_BUILD_SLACK, err);
+}
+
+/* Plans and allocates a tree of count keys spread evenly over ceil(count / (L * leaf_fill)) leaves. */
+static harmonia_status plan_even_tree(kr_tree *t, uint32_t key_bits, uint32_t fanout, uint32_t leaf_size,
+                                      double leaf_fill, uint64_t count, uint64_t **node_min, kr_error *err)
+{
+    harmonia_status st = kr_plan_even(t, key_bits, fanout, leaf_size, leaf_fill, count, err);
+    if (st == HARMONIA_OK)
+        st = kr_alloc_built_arrays(t, err);
     if (st == HARMONIA_OK) {
         st = kr_levels_begin(t, node_min, err);
         if (st != HARMONIA_OK)
@@ -518,11 +548,7 @@ static harmonia_status build_fused(kr_tree *t, const kr_build_params *p, const v
                 worst = u;
         if (worst >= 0) {
             const struct fused_duplicate *d = &f.duplicate[worst];
-            if (!values)
-                kr_set_error(err, "duplicate key %" PRIu64 " at input positions %" PRIu64 " and %" PRIu64, d->key,
-                             d->first_value, d->second_value);
-            else
-                kr_set_error(err, "duplicate key %" PRIu64 " (it appears at least twice in the input)", d->key);
+            kr_error_duplicate(err, d->key, false, values != NULL, d->first_value, d->second_value);
             st = HARMONIA_ERR_DUPLICATE_KEY;
         }
     }
@@ -556,11 +582,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
     if (p->input_sorted) {
         uint64_t bad = first_descent(p->key_bits, keys, count, p->threads);
         if (bad < count) {
-            kr_set_error(err,
-                         "input promised sorted is not: key %" PRIu64 " at position %" PRIu64
-                         " is smaller than key %" PRIu64 " at position %" PRIu64,
-                         kr_load(keys, p->key_bits, bad), bad, kr_load(keys, p->key_bits, bad - 1),
-                         bad - 1);
+            kr_error_unsorted(err, kr_load(keys, p->key_bits, bad), bad, kr_load(keys, p->key_bits, bad - 1));
             return HARMONIA_ERR_UNSORTED;
         }
         uint64_t rep = first_repeat(p->key_bits, keys, count, p->threads);
@@ -568,8 +590,7 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
             return kr_build_from_sorted_unique(t, p->key_bits, p->fanout, p->leaf_size,
                                                p->leaf_fill, keys, values, count, p->threads, err);
         if (p->duplicates == HARMONIA_DUPLICATES_REJECT) {
-            kr_set_error(err, "duplicate key %" PRIu64 " at positions %" PRIu64 " and %" PRIu64,
-                         kr_load(keys, p->key_bits, rep), rep - 1, rep);
+            kr_error_duplicate(err, kr_load(keys, p->key_bits, rep), true, values != NULL, rep - 1, rep);
             return HARMONIA_ERR_DUPLICATE_KEY;
         }
     } else if (p->duplicates == HARMONIA_DUPLICATES_REJECT && count > 0) {
@@ -607,13 +628,8 @@ harmonia_status kr_build(kr_tree *t, const kr_build_params *p, const void *keys,
             if (p->duplicates == HARMONIA_DUPLICATES_REJECT) {
                 /* values of the sorted copy are the input positions when the caller gave none */
                 uint64_t key = kr_load(work_keys, p->key_bits, rep);
-                if (!values)
-                    kr_set_error(err, "duplicate key %" PRIu64 " at input positions %" PRIu64
-                                 " and %" PRIu64, key, kr_load(work_values, p->key_bits, rep - 1),
-                                 kr_load(work_values, p->key_bits, rep));
-                else
-                    kr_set_error(err, "duplicate key %" PRIu64 " (it appears at least twice in the input)",
-                                 key);
+                kr_error_duplicate(err, key, false, values != NULL, kr_load(work_values, p->key_bits, rep - 1),
+                                   kr_load(work_values, p->key_bits, rep));
                 st = HARMONIA_ERR_DUPLICATE_KEY;
             } else {
                 st = dedupe_sorted(p->key_bits, work_keys, work_values, count,

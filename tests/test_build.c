@@ -566,6 +566,37 @@ static void test_duplicate_rejected_large(void **state)
     free(k);
 }
 
+/* The build config's backend and memory: checked, CPU honoured; without a GPU, AUTO builds on the
+ * CPU and GPU is NO_DEVICE (test_gpu_build covers the GPU build itself). */
+static void test_backend_choice(void **state)
+{
+    (void)state;
+    uint64_t keys[5] = {9, 3, 7, 1, 5};
+    harmonia_build_config c;
+    harmonia_build_config_init(&c);
+    harmonia_tree *t = NULL;
+    c.backend = (harmonia_backend)7;
+    assert_int_equal(harmonia_build(&c, keys, NULL, 5, &t), HARMONIA_ERR_INVALID);
+    c.backend = HARMONIA_BACKEND_AUTO;
+    c.memory = (harmonia_memory)9;
+    assert_int_equal(harmonia_build(&c, keys, NULL, 5, &t), HARMONIA_ERR_INVALID);
+    c.memory = HARMONIA_MEMORY_HOST;
+    c.backend = HARMONIA_BACKEND_CPU;
+    assert_int_equal(harmonia_build(&c, keys, NULL, 5, &t), HARMONIA_OK);
+    assert_int_equal(harmonia_check(t), HARMONIA_OK);
+    harmonia_free(t);
+    if (harmonia_device_probe(NULL) == HARMONIA_OK)
+        return;
+    c.backend = HARMONIA_BACKEND_AUTO;
+    assert_int_equal(harmonia_build(&c, keys, NULL, 5, &t), HARMONIA_OK);
+    harmonia_free(t);
+    c.backend = HARMONIA_BACKEND_GPU;
+    assert_int_equal(harmonia_build(&c, keys, NULL, 5, &t), HARMONIA_ERR_NO_DEVICE);
+    assert_null(t);
+    assert_int_equal(harmonia_build_device(NULL, keys, NULL, 5, &t), HARMONIA_ERR_NO_DEVICE);
+    printf("expected error: %s\n", harmonia_last_error(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_equals_reference_layout),
         cmocka_unit_test(test_equals_previous_build),
         cmocka_unit_test(test_duplicate_rejected_large),
+        cmocka_unit_test(test_backend_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

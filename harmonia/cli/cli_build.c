@@ -10,6 +10,34 @@
 
 static const char *const bits_names[] = {"32", "64", NULL};
 static const char *const duplicate_policies[] = {"reject", "first", "last", NULL};
+static const char *const backend_names[] = {"auto", "cpu", "gpu", NULL};
+
+/* The build's steps timed from its progress phases (--verbose): each phase from its first report to
+ * its last, in the order they came; the progress bar is fed on. */
+#define BUILD_MAX_STEPS 8
+typedef struct build_steps {
+    cli_progress *progress;
+    int count;
+    const char *name[BUILD_MAX_STEPS];
+    double first[BUILD_MAX_STEPS], last[BUILD_MAX_STEPS];
+} build_steps;
+
+static void build_steps_callback(void *arg, const char *phase, double fraction)
+{
+    build_steps *s = arg;
+    const double t = cli_now();
+    int i = 0;
+    while (i < s->count && strcmp(s->name[i], phase) != 0)
+        i++;
+    if (i == s->count && s->count < BUILD_MAX_STEPS) {
+        s->name[s->count] = phase; /* the library's constant strings */
+        s->first[s->count] = t;
+        s->count++;
+    }
+    if (i < s->count)
+        s->last[i] = t;
+    cli_progress_callback(s->progress, phase, fraction);
+}
 
 /* Names the first record whose key is smaller than the one before it. Returns CLI_EXIT_FAIL. */
 static int report_unsorted(const char *path, cli_format format, const cli_records *records)
@@ -92,6 +120,9 @@ int cli_cmd_build(int argc, char **argv)
         {"sorted", NULL, "the input is in ascending key order (verified, not sorted)", NULL},
         {"duplicates", "P", "a key present twice: reject (default), first or last", NULL},
         {"threads", "T", "OpenMP threads (default: OpenMP's)", NULL},
+        {"backend", "B", "where the sort and the layout run: auto (default: the GPU when one is usable and the input has "
+                         "2^20 pairs or more, else the CPU), cpu or gpu", NULL},
+        {"verbose", NULL, "print the build's steps and their times", NULL},
         {"check", NULL, "run the integrity checker on the tree before saving", NULL},
         {"json", NULL, "print the summary as JSON", NULL},
         {"quiet", NULL, "no progress bar, no summary", NULL},
@@ -110,7 +141,7 @@ int cli_cmd_build(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     const char *input, *out;
-    int bits_index, format, duplicates;
+    int bits_index, format, duplicates, backend;
     uint64_t fanout, leaf_size, threads;
     double fill;
     if ((status = cli_opt_required(&spec, "input", &input)) ||
@@ -121,6 +152,7 @@ int cli_cmd_build(int argc, char **argv)
         (status = cli_opt_node_size(&spec, "leaf-size", &leaf_size)) ||
         (status = cli_opt_double(&spec, "fill", 0.0, 0.0, 1.0, &fill)) ||
         (status = cli_opt_choice(&spec, "duplicates", duplicate_policies, 0, &duplicates)) ||
+        (status = cli_opt_choice(&spec, "backend", backend_names, 0, &backend)) ||
         (status = cli_opt_u64(&spec, "threads", 0, 0, 1u << 16, &threads)))
         return status;
     if (cli_opt_given(&spec, "fill") && fill <= 0.0)
@@ -161,8 +193,13 @@ int cli_cmd_build(int argc, char **argv)
                                           : HARMONIA_DUPLICATES_KEEP_LAST;
     config.input_sorted = cli_opt_given(&spec, "sorted");
     config.threads = (int)threads;
-    config.progress = cli_progress_callback;
-    config.progress_arg = &progress;
+    config.backend = backend == 1 ? HARMONIA_BACKEND_CPU : backend == 2 ? HARMONIA_BACKEND_GPU : HARMONIA_BACKEND_AUTO;
+    config.memory = HARMONIA_MEMORY_HOST;
+    build_steps steps;
+    memset(&steps, 0, sizeof steps);
+    steps.progress = &progress;
+    config.progress = build_steps_callback;
+    config.progress_arg = &steps;
 
     double t1 = cli_now();
     harmonia_tree *tree = NULL;
@@ -207,6 +244,8 @@ int cli_cmd_build(int argc, char **argv)
         harmonia_free(tree);
         return status;
     }
+    const bool built_on_gpu = info.device_resident; /* the GPU build keeps its device copy */
+    const bool verbose = cli_opt_given(&spec, "verbose");
     harmonia_free(tree);
     if (json) {
         printf("{\"command\":\"build\",\"input\":");
@@ -215,16 +254,31 @@ int cli_cmd_build(int argc, char **argv)
         cli_json_string(stdout, out);
         printf(",\"keys\":%llu,\"key_bits\":%u,\"fanout\":%u,\"leaf_size\":%u,\"height\":%u,"
                "\"leaf_fill\":%.6f,\"total_bytes\":%llu,\"read_seconds\":%.6f,"
-               "\"build_seconds\":%.6f,\"save_seconds\":%.6f}\n",
+               "\"build_seconds\":%.6f,\"save_seconds\":%.6f,\"build_engine\":\"%s\"",
                (unsigned long long)info.key_count, info.key_bits, info.fanout, info.leaf_size,
                info.height, info.leaf_fill, (unsigned long long)info.total_bytes, t1 - t0,
-               t2 - t1, t3 - t2);
+               t2 - t1, t3 - t2, built_on_gpu ? "gpu" : "cpu");
+        if (verbose) {
+            printf(",\"build_steps\":{");
+            for (int i = 0; i < steps.count; i++)
+                printf("%s\"%s\":%.6f", i ? "," : "", steps.name[i], steps.last[i] - steps.first[i]);
+            printf("}");
+        }
+        printf("}\n");
     } else if (!quiet) {
         char bytes[32];
         printf("built %s: %llu keys, %u-bit, F=%u L=%u, height %u, leaf fill %.3f, %s\n", out,
                (unsigned long long)info.key_count, info.key_bits, info.fanout, info.leaf_size,
                info.height, info.leaf_fill, cli_format_bytes(info.total_bytes, bytes));
-        printf("read %.3f s, build %.3f s, save %.3f s\n", t1 - t0, t2 - t1, t3 - t2);
+        printf("read %.3f s, build %.3f s (%s), save %.3f s, total %.3f s\n", t1 - t0, t2 - t1,
+               built_on_gpu ? "GPU" : "CPU", t3 - t2, t3 - t0);
+        if (verbose) {
+            printf("build steps:");
+            for (int i = 0; i < steps.count; i++)
+                printf(" %s %.3f s%s", steps.name[i], steps.last[i] - steps.first[i], i + 1 < steps.count ? "," : "\n");
+            if (steps.count == 0)
+                printf(" none reported\n");
+        }
     }
     return CLI_EXIT_OK;
 }
