@@ -83,6 +83,9 @@ typedef struct hm_gpu {
                                   stream, waits for it */
     bool scan_used;
     cudaEvent_t fork;          /* the caller's stream, recorded for the lanes to wait on */
+    cudaStream_t update_stream; /* where an update makes the next version's arrays while queries run
+                                  on these (hm_gpu_sync; used by the updater alone) */
+    cudaEvent_t retired;       /* recorded on `stream` after the queries of a replaced version */
 } hm_gpu;
 
 /* The device scope of an entry point: the tree's device made current, the caller's given back. */

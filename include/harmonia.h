@@ -421,7 +421,10 @@ typedef struct harmonia_update_stats {
     double sort_seconds, apply_seconds, relayout_seconds, upload_seconds;
     uint64_t failed_operation; /* KEY_EXISTS / KEY_MISSING / INVALID: the index of the first failing
                                   operation; UINT64_MAX otherwise */
-    uint64_t reserved[8];      /* zero; later versions report more here */
+    uint64_t blocking_sync;    /* 1 when the device copy was brought up to date in place because a
+                                  second copy did not fit (GPU queries of the tree waited for the
+                                  sync, see harmonia_update); 0 otherwise */
+    uint64_t reserved[7];      /* zero; later versions report more here */
 } harmonia_update_stats;
 
 /* Defaults: strict policies, split fill 0.75, OpenMP's default threads, the device copy synced, the
