@@ -1038,6 +1038,8 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
 {
     if (!tree || !info)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_info: NULL tree or info");
+    harmonia_tree *locked = (harmonia_tree *)tree; /* the lock is the tree's, not part of its value */
+    pthread_mutex_lock(&locked->version_lock);       /* one version, also during an update */
     const kr_tree *t = &tree->kr;
     memset(info, 0, sizeof *info);
     info->key_bits = t->key_bits;
@@ -1068,6 +1070,7 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
     info->constant_prefix_entries = hm_constant_entries(tree, &constant_levels);
     info->constant_prefix_levels = constant_levels;
     info->device = tree->device;
+    pthread_mutex_unlock(&locked->version_lock);
     hm_gpu_fill_info(tree, info); /* the device copy's device, version and bytes, if it exists */
     return HARMONIA_OK;
 }
