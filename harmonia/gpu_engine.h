@@ -31,6 +31,7 @@ harmonia_status hm_gpu_upload(harmonia_tree *tree);
  *   Two copies do not fit (free memory, or the caller's allocator refuses): *blocking_out = true;
  *   the lock is taken (new GPU queries wait), publish, then the copy is brought to N+1 in place as
  *   before (the dirty leaves after the queries already queued, or freed and uploaded again).
+ *   A copy older than N (skip_upload before): blocking too, uploaded again under the lock.
  *   skip: publish alone; the copy stays at N (a GPU query uploads N+1 on first use).
  * Without a device copy, publish alone. *bytes_out: bytes sent from the host; *incremental_out:
  * only dirty leaves were sent. On a device error the version is published all the same and the

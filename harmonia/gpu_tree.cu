@@ -616,14 +616,24 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const kr_tree *next,
         pthread_mutex_unlock(&tree->gpu_lock);
         return hm_gpu_fail(tree, e, "selecting the tree's device");
     }
+    if (g->version != tree->version) {
+        /* a copy older than N (a batch with skip_upload before): a query may replace it as soon as
+         * the lock is given back, so it is not worked on without the lock: uploaded again under it */
+        publish(context);
+        *blocking_out = true;
+        harmonia_status st = sync_in_place(tree, NULL, 0, false, bytes_out, incremental_out);
+        hm_device_leave(&scope);
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return st;
+    }
     if (!g->update_stream)
         e = cudaStreamCreateWithFlags(&g->update_stream, cudaStreamNonBlocking);
     if (e == cudaSuccess && !g->retired)
         e = cudaEventCreateWithFlags(&g->retired, cudaEventDisableTiming);
-    /* from N's device arrays when the copy holds N in N+1's shape: nothing else frees or writes
-     * them before the publish (uploads and releases do not run during an update, and a query
-     * uploads only a copy of another version) */
-    const bool from_device = dirty_leaves && g->version == tree->version && g->view.n_leaves == next->n_leaves &&
+    /* from N's device arrays when N+1 has N's shape: nothing else frees or writes them before the
+     * publish (uploads and releases do not run during an update, and a query uploads only a copy
+     * of another version than the tree's) */
+    const bool from_device = dirty_leaves && g->view.n_leaves == next->n_leaves &&
                              g->view.n_internal == next->n_internal;
     hm_version_arrays old = {g->d_keys, g->d_values, g->d_first_child, g->d_leaf_rank,
                              g->key_bytes, g->value_bytes, g->first_child_bytes, g->rank_bytes};

@@ -437,9 +437,10 @@ typedef struct harmonia_update_stats {
     double sort_seconds, apply_seconds, relayout_seconds, upload_seconds;
     uint64_t failed_operation; /* KEY_EXISTS / KEY_MISSING / INVALID: the index of the first failing
                                   operation; UINT64_MAX otherwise */
-    uint64_t blocking_sync;    /* 1 when the device copy was brought up to date in place because a
-                                  second copy did not fit (GPU queries of the tree waited for the
-                                  sync, see harmonia_update); 0 otherwise */
+    uint64_t blocking_sync;    /* 1 when the device copy was brought up to date in place, GPU
+                                  queries of the tree waiting for the sync: a second copy did not
+                                  fit (see harmonia_update), or the copy was older than the tree (a
+                                  batch with skip_upload before) and was uploaded again; else 0 */
     uint64_t reserved[7];      /* zero; later versions report more here */
 } harmonia_update_stats;
 
