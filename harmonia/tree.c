@@ -748,8 +748,11 @@ void harmonia_update_config_init_sized(harmonia_update_config *config, size_t si
     hm_config_init(config, size, &d, sizeof d);
 }
 
-/* The OpenMP team of the copies below (the update's threads; set under update_lock). */
-static int prepare_threads;
+/* What the copy-on-write of an in-place batch works with. */
+typedef struct prepare_context {
+    harmonia_tree *tree;
+    int threads; /* the update's OpenMP team */
+} prepare_context;
 
 static void copy_parallel(void *dst, const void *src, size_t bytes, int threads)
 {
@@ -774,8 +777,8 @@ static void copy_parallel(void *dst, const void *src, size_t bytes, int threads)
  * the spare's arrays where they are large enough. The spare was drained by the caller. */
 static harmonia_status prepare_copy(void *context, const kr_tree *t, kr_tree *target, kr_error *err)
 {
-    harmonia_tree *tree = context;
-    const int threads = prepare_threads;
+    harmonia_tree *tree = ((prepare_context *)context)->tree;
+    const int threads = ((prepare_context *)context)->threads;
     kr_tree *spare = &tree->spare;
     const size_t kb = kr_key_bytes(t), leaf_bytes = (size_t)t->leaf_size * kb;
     if (tree->spare_delta && spare->keys && spare->n_leaves == t->n_leaves && spare->n_internal == t->n_internal &&
@@ -948,6 +951,7 @@ static harmonia_status update_locked(harmonia_tree *tree, const harmonia_update_
     wait_spare_drained(tree);
     kr_tree target;
     memset(&target, 0, sizeof target);
+    prepare_context prepare = {tree, config->threads};
     upd_params p = {
         .insert_existing = config->insert_existing,
         .update_missing = config->update_missing,
@@ -957,9 +961,8 @@ static harmonia_status update_locked(harmonia_tree *tree, const harmonia_update_
         .threads = config->threads,
         .in_place_target = &target,
         .prepare_target = prepare_copy,
-        .prepare_context = tree,
+        .prepare_context = &prepare,
     };
-    prepare_threads = config->threads;
     upd_result result;
     kr_error err = {{0}};
     st = upd_apply_batch(&tree->kr, &p, kinds, keys, values, count, &stats, &result, &err);
