@@ -57,6 +57,16 @@ typedef struct upd_params {
                               no page faults of fresh memory. Taken or freed by a re-layout, left
                               as it is otherwise. Nobody may read them during the call. */
     int threads;           /* OpenMP team size of every parallel region; 0 = the caller's default */
+    /* Copy-on-write of in-place batches (queries read the tree during the call): NULL, or where an
+     * in-place batch writes instead of the tree's arrays. Before its first write, prepare_target
+     * makes *in_place_target a copy of the tree (the same shape and contents, in arrays of its own;
+     * NO_MEMORY leaves the tree unchanged); the tree itself is then only read, and
+     * result->new_tree is the new version (the tree itself, arrays and all, when the batch touches
+     * no leaf). With a target, a mapped (read-only) tree is applied in
+     * place too. */
+    kr_tree *in_place_target;
+    harmonia_status (*prepare_target)(void *context, const kr_tree *tree, kr_tree *target, kr_error *err);
+    void *prepare_context;
 } upd_params;
 
 /* A run of old leaves copied unchanged (keys and values) by a re-layout: old leaves
@@ -67,7 +77,8 @@ typedef struct upd_leaf_move {
 
 /* What a batch did, beyond the public statistics. */
 typedef struct upd_result {
-    bool in_place;            /* the tree's own arrays were changed (shape unchanged) */
+    bool in_place;            /* the shape unchanged: the tree's own arrays were changed, or with
+                                 in_place_target, the target's (then new_tree is the target) */
     kr_tree new_tree;         /* otherwise: the new layout, to be swapped in by the caller */
     uint64_t *dirty_leaves;   /* in place: the touched leaves, ascending (kr_malloc'd; caller frees) */
     uint64_t n_dirty;

@@ -247,18 +247,28 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
     const uint64_t new_keys = (uint64_t)((int64_t)t->n_keys + delta);
     const double t2 = now_seconds();
 
-    if (!shape_changed && p->in_place_allowed) {
-        /* 3a. in place: each touched leaf merged back into itself, then the leaf ranks shifted */
+    if (!shape_changed && (p->in_place_allowed || p->in_place_target)) {
+        /* 3a. in place: each touched leaf merged back into itself, then the leaf ranks shifted; with
+         * a target (copy-on-write), into the target made a copy of the tree first */
         uint64_t *dirty = kr_malloc((touched ? touched : 1) * sizeof(uint64_t));
         if (!dirty)
             FAIL_NO_MEMORY("recording dirty leaves");
+        kr_tree *d = t;
+        if (p->in_place_target && touched > 0) { /* (a batch that touches no leaf writes nothing) */
+            st = p->prepare_target(p->prepare_context, t, p->in_place_target, err);
+            if (st != HARMONIA_OK) {
+                free(dirty);
+                goto done;
+            }
+            d = p->in_place_target;
+        }
         /* from here on nothing can fail */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (n_units > 1)
         for (uint64_t u = 0; u < n_units; u++) {
             if (bits == 32)
-                write_unit_in_place_u32(t, w.records, &w.units[u], w.touch, dirty);
+                write_unit_in_place_u32(d, w.records, &w.units[u], w.touch, dirty);
             else
-                write_unit_in_place_u64(t, w.records, &w.units[u], w.touch, dirty);
+                write_unit_in_place_u64(d, w.records, &w.units[u], w.touch, dirty);
         }
         if (count_changed) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (n_units > 1)
@@ -270,17 +280,19 @@ harmonia_status upd_apply_batch(kr_tree *t, const upd_params *p, const uint8_t *
                 const upd_touch *mine = w.touch + x->rec_begin;
                 uint64_t k = 0;
                 for (uint64_t li = x->leaf_begin; li < x->leaf_end; li++) {
-                    t->leaf_rank[li] = (uint64_t)((int64_t)t->leaf_rank[li] + shift);
+                    d->leaf_rank[li] = (uint64_t)((int64_t)d->leaf_rank[li] + shift);
                     if (k < x->touched && mine[k].leaf == li) {
                         shift += (int64_t)mine[k].count - (int64_t)mine[k].old_count;
                         k++;
                     }
                 }
             }
-            t->leaf_rank[t->n_leaves] = new_keys;
+            d->leaf_rank[d->n_leaves] = new_keys;
         }
-        t->n_keys = new_keys;
+        d->n_keys = new_keys;
         result->in_place = true;
+        if (p->in_place_target)
+            result->new_tree = *d;
         result->dirty_leaves = dirty;
         result->n_dirty = touched;
         result->ranks_changed = count_changed;

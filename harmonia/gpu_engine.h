@@ -7,6 +7,7 @@
 #define HARMONIA_GPU_ENGINE_H
 
 #include "harmonia.h"
+#include "key_region/key_region.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,14 +18,27 @@ bool hm_gpu_usable(void);
 
 harmonia_status hm_gpu_upload(harmonia_tree *tree);
 
-/* After an update batch: brings the device copy (if any) to the tree's version. With dirty leaves
- * (the shape unchanged), only their keys and values go up, plus the leaf ranks when counts changed;
- * without, the whole tree is uploaded again. Either way the copies are ordered after the tree's
- * queries already queued on any stream, and the call returns once they are done. *bytes_out gets
- * the bytes sent, *incremental_out whether it was incremental. A tree without a device copy is
- * left without one. */
-harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
-                            bool ranks_changed, uint64_t *bytes_out, bool *incremental_out);
+/* The publish of an update batch (tree.c): makes `next`, the tree's version N+1 (complete in arrays no
+ * query reads), the tree's version, and brings the device copy (if any) to it at the same point.
+ * publish(context) swaps the host version in; it is called exactly once, with tree->gpu_lock held,
+ * whatever happens (so GPU calls, which read tree->kr under that lock, see N or N+1, never a mix).
+ *   Two copies fit (the default): N+1's device arrays are made without the tree's lock, on a stream
+ *   of the copy's own for updates, while GPU queries go on with N: from N's device arrays plus
+ *   the dirty leaves (and the leaf ranks when ranks_changed) when the shape is unchanged and the
+ *   copy holds N, else from the host; then, under the lock, publish and the copy switches to them;
+ *   N's arrays are freed after the queries already queued on them (the copy's stream waits for
+ *   them), never with a device-wide sync.
+ *   Two copies do not fit (free memory, or the caller's allocator refuses): *blocking_out = true;
+ *   the lock is taken (new GPU queries wait), publish, then the copy is brought to N+1 in place as
+ *   before (the dirty leaves after the queries already queued, or freed and uploaded again).
+ *   A copy older than N (skip_upload before): blocking too, uploaded again under the lock.
+ *   skip: publish alone; the copy stays at N (a GPU query uploads N+1 on first use).
+ * Without a device copy, publish alone. *bytes_out: bytes sent from the host; *incremental_out:
+ * only dirty leaves were sent. On a device error the version is published all the same and the
+ * error returned (the caller releases the copy). */
+harmonia_status hm_gpu_sync(harmonia_tree *tree, const kr_tree *next, const uint64_t *dirty_leaves, uint64_t n_dirty,
+                            bool ranks_changed, bool skip, void (*publish)(void *context), void *context,
+                            uint64_t *bytes_out, bool *incremental_out, bool *blocking_out);
 void hm_gpu_release(harmonia_tree *tree);
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info);
 

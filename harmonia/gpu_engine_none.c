@@ -14,13 +14,18 @@ harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out)
     return NO_CUDA(tree);
 }
 
-harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty, bool ranks_changed,
-                            uint64_t *bytes_out, bool *incremental_out)
+harmonia_status hm_gpu_sync(harmonia_tree *tree, const kr_tree *next, const uint64_t *dirty_leaves, uint64_t n_dirty,
+                            bool ranks_changed, bool skip, void (*publish)(void *context), void *context,
+                            uint64_t *bytes_out, bool *incremental_out, bool *blocking_out)
 {
-    (void)tree; (void)dirty_leaves; (void)n_dirty; (void)ranks_changed;
+    (void)next; (void)dirty_leaves; (void)n_dirty; (void)ranks_changed; (void)skip;
     *bytes_out = 0;
     *incremental_out = false;
-    return HARMONIA_OK; /* never a device copy to bring up to date */
+    *blocking_out = false;
+    pthread_mutex_lock(&tree->gpu_lock); /* never a device copy to bring up to date */
+    publish(context);
+    pthread_mutex_unlock(&tree->gpu_lock);
+    return HARMONIA_OK;
 }
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info) { (void)tree; (void)info; }
 

@@ -94,6 +94,9 @@ typedef struct hm_gpu {
                                   stream, waits for it */
     bool scan_used;
     cudaEvent_t fork;          /* the caller's stream, recorded for the lanes to wait on */
+    cudaStream_t update_stream; /* where an update makes the next version's arrays while queries run
+                                  on these (hm_gpu_sync; used by the updater alone) */
+    cudaEvent_t retired;       /* recorded on `stream` after the queries of a replaced version */
 } hm_gpu;
 
 /* The device scope of an entry point: the tree's device made current, the caller's given back. */
@@ -109,12 +112,14 @@ void hm_device_leave(const hm_device_scope *scope);
  * of HM_PARALLEL_COPY_CHUNK bytes. gpu_upload.cu. */
 void hm_parallel_copy(void *dst, const void *src, size_t bytes, int threads);
 
-/* Queues the copy of `bytes` host bytes at src to dst on the copy's stream: directly when src is
- * pinned or the array is small, else through the staging (filled by `threads` OpenMP threads,
- * overlapped with the DMA). Returns with the last chunk queued (the caller synchronises the
- * stream before src changes); the staging is refilled only after its earlier DMA completed. Without
- * pinned memory (the allocator fails) it falls back to a pageable copy: slower, the same bytes. */
-cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, int threads);
+/* Queues the copy of `bytes` host bytes at src to dst (on the copy's device) on `stream`: directly
+ * when src is pinned or the array is small, else through the copy's staging (filled by `threads`
+ * OpenMP threads, overlapped with the DMA). Returns with the last chunk queued (the caller
+ * synchronises the stream before src changes); a staging buffer is refilled only after its earlier
+ * DMA completed, on whatever stream that ran. One user at a time: the tree's lock holder, or the
+ * updater (uploads do not run during an update). Without pinned memory (the allocator fails) it
+ * falls back to a pageable copy: slower, the same bytes. */
+cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads);
 
 /* Frees the staging (after the copy's stream is idle). */
 void hm_upload_staging_free(hm_gpu *g);

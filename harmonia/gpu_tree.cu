@@ -88,18 +88,24 @@ static cudaError_t resolve_device(const harmonia_tree *tree, int *device_out)
 
 /* --- memory ------------------------------------------------------------------------------------ */
 
-cudaError_t hm_gpu_alloc(hm_gpu *g, void **pointer, size_t bytes)
+/* Device memory usable on any stream once `stream` reaches this point. */
+static cudaError_t alloc_on(hm_gpu *g, void **pointer, size_t bytes, cudaStream_t stream)
 {
     *pointer = NULL;
     if (bytes == 0)
         bytes = 1;
     if (g->has_allocator && g->allocator.device_alloc) {
-        *pointer = g->allocator.device_alloc(g->allocator.context, bytes, (void *)g->stream);
+        *pointer = g->allocator.device_alloc(g->allocator.context, bytes, (void *)stream);
         return *pointer ? cudaSuccess : cudaErrorMemoryAllocation;
     }
     if (g->stream_ordered)
-        return cudaMallocAsync(pointer, bytes, g->stream);
+        return cudaMallocAsync(pointer, bytes, stream);
     return cudaMalloc(pointer, bytes);
+}
+
+cudaError_t hm_gpu_alloc(hm_gpu *g, void **pointer, size_t bytes)
+{
+    return alloc_on(g, pointer, bytes, g->stream);
 }
 
 void hm_gpu_free(hm_gpu *g, void *pointer, size_t bytes)
@@ -252,6 +258,12 @@ static void free_device_copy(hm_gpu *g, bool wait)
     hm_gpu_free(g, g->d_leaf_rank, g->rank_bytes);
     if (wait && g->stream)
         cudaStreamSynchronize(g->stream);
+    if (wait && g->update_stream)
+        cudaStreamSynchronize(g->update_stream);
+    if (g->update_stream)
+        cudaStreamDestroy(g->update_stream);
+    if (g->retired)
+        cudaEventDestroy(g->retired);
     if (g->fork)
         cudaEventDestroy(g->fork);
     if (g->scan_done)
@@ -300,6 +312,40 @@ static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
         return;
     memcpy(g->view.top_first_child, tree->kr.first_child, entries * sizeof(uint32_t));
     g->view.top_entries = entries;
+}
+
+/* The copy's view of its arrays (g->d_*) for the tree's published version (tree->kr), and what goes
+ * with it: the top cut, the sizes, the version, the smallest key's value, the PSA plan; the bucket
+ * table is stale. Under the tree's lock. */
+static void set_version(harmonia_tree *tree, hm_gpu *g)
+{
+    const kr_tree *t = &tree->kr;
+    ntg_view *v = &g->view;
+    v->keys = g->d_keys;
+    v->leaf_values = g->d_values;
+    v->first_child = g->d_first_child;
+    v->leaf_rank = g->d_leaf_rank;
+    v->n_internal = t->n_internal;
+    v->n_leaves = t->n_leaves;
+    v->n_keys = t->n_keys;
+    v->leaf_key_base = t->n_internal * t->fanout;
+    v->key_bits = t->key_bits;
+    v->fanout = t->fanout;
+    v->leaf_size = t->leaf_size;
+    v->height = t->height;
+    v->max_key_present = kr_max_key_present(t);
+    v->top_entries = UINT32_MAX; /* set_top_cut fills it */
+    set_top_cut(tree, g);
+    g->tree_bytes = hm_device_copy_bytes(t);
+    g->version = tree->version;
+    uint64_t min_key = 0, max_key = 0, ignored;
+    g->min_value = 0;
+    if (t->n_keys > 0) {
+        kr_at_rank(t, 0, &min_key, &g->min_value);
+        kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
+    }
+    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
+    g->table_valid = false;
 }
 
 harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *what, hm_gpu **copy_out)
@@ -399,30 +445,7 @@ void hm_gpu_adopt_copy(harmonia_tree *tree, hm_gpu *g)
 {
     const kr_tree *t = &tree->kr;
     g->ready_done = true; /* nothing is pending on the copy's stream */
-    ntg_view *v = &g->view;
-    v->keys = g->d_keys;
-    v->leaf_values = g->d_values;
-    v->first_child = g->d_first_child;
-    v->leaf_rank = g->d_leaf_rank;
-    v->n_internal = t->n_internal;
-    v->n_leaves = t->n_leaves;
-    v->n_keys = t->n_keys;
-    v->leaf_key_base = t->n_internal * t->fanout;
-    v->key_bits = t->key_bits;
-    v->fanout = t->fanout;
-    v->leaf_size = t->leaf_size;
-    v->height = t->height;
-    v->max_key_present = kr_max_key_present(t);
-    v->top_entries = UINT32_MAX; /* set_top_cut fills it */
-    set_top_cut(tree, g);
-    g->version = tree->version;
-    uint64_t min_key = 0, max_key = 0, ignored;
-    g->min_value = 0;
-    if (t->n_keys > 0) {
-        kr_at_rank(t, 0, &min_key, &g->min_value);
-        kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
-    }
-    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
+    set_version(tree, g);
     tree->gpu = g;
 }
 
@@ -434,10 +457,10 @@ static harmonia_status upload_locked(harmonia_tree *tree, int device)
         return st;
     const kr_tree *t = &tree->kr;
     /* through the pinned staging where the arrays are pageable (gpu_upload.cu) */
-    cudaError_t e = hm_upload(g, g->d_keys, t->keys, g->key_bytes, 0);
-    if (e == cudaSuccess) e = hm_upload(g, g->d_values, t->leaf_values, g->value_bytes, 0);
-    if (e == cudaSuccess) e = hm_upload(g, g->d_first_child, t->first_child, g->first_child_bytes, 0);
-    if (e == cudaSuccess) e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, g->rank_bytes, 0);
+    cudaError_t e = hm_upload(g, g->d_keys, t->keys, g->key_bytes, g->stream, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_values, t->leaf_values, g->value_bytes, g->stream, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_first_child, t->first_child, g->first_child_bytes, g->stream, 0);
+    if (e == cudaSuccess) e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, g->rank_bytes, g->stream, 0);
     if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
         e = cudaStreamSynchronize(g->stream);
     if (e != cudaSuccess) {
@@ -510,60 +533,17 @@ extern "C" uint64_t hm_gpu_l2_bytes(harmonia_tree *tree)
     return l2;
 }
 
-/* The parts of the view that an in-place update batch can change. */
-static void refresh_view_counts(harmonia_tree *tree)
+/* Copies the dirty leaves' keys and values (runs of nearby leaves together) and the leaf ranks
+ * (when ranks_changed) of t from the host into device arrays of t's shape, on `stream`; *bytes
+ * grows by what was sent. */
+static cudaError_t copy_dirty(hm_gpu *g, const kr_tree *t, void *d_keys, void *d_values, uint64_t *d_leaf_rank,
+                              const uint64_t *dirty_leaves, uint64_t n_dirty, bool ranks_changed,
+                              cudaStream_t stream, uint64_t *bytes)
 {
-    const kr_tree *t = &tree->kr;
-    hm_gpu *g = tree->gpu;
-    g->view.n_keys = t->n_keys;
-    g->view.max_key_present = kr_max_key_present(t);
-    uint64_t min_key = 0, max_key = 0, ignored;
-    g->min_value = 0;
-    if (t->n_keys > 0) {
-        kr_at_rank(t, 0, &min_key, &g->min_value);
-        kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
-    }
-    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
-    g->table_valid = false; /* the leaves' first keys may have changed */
-}
-
-extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
-                                       bool ranks_changed, uint64_t *bytes_out, bool *incremental_out)
-{
-    *bytes_out = 0;
-    *incremental_out = false;
-    pthread_mutex_lock(&tree->gpu_lock);
-    hm_gpu *g = tree->gpu;
-    if (!g) {
-        pthread_mutex_unlock(&tree->gpu_lock);
-        return HARMONIA_OK;
-    }
-    hm_device_scope scope;
-    cudaError_t e = hm_device_enter(&scope, g->device);
-    if (e != cudaSuccess) {
-        pthread_mutex_unlock(&tree->gpu_lock);
-        return hm_gpu_fail(tree, e, "selecting the tree's device");
-    }
-    harmonia_status st = HARMONIA_OK;
-    /* incremental only when the copy is exactly one version behind and has the same shape (a batch
-     * applied with skip_upload in between, or a changed shape, needs everything again) */
-    const bool same_shape = g->view.n_leaves == tree->kr.n_leaves && g->view.n_internal == tree->kr.n_internal;
-    if (!dirty_leaves || g->version + 1 != tree->version || !same_shape) {
-        st = upload_locked(tree, g->device);
-        if (st == HARMONIA_OK)
-            *bytes_out = tree->gpu->tree_bytes;
-        hm_device_leave(&scope);
-        pthread_mutex_unlock(&tree->gpu_lock);
-        return st;
-    }
-    /* incremental: the copies go on the copy's stream, which waited for every query already queued
-     * on any stream (query_done), so none of them reads a half-written leaf; queries queued after
-     * this call see the new version */
-    const kr_tree *t = &tree->kr;
     const size_t kb = t->key_bits / 8, leaf_bytes = (size_t)t->leaf_size * kb;
     const uint64_t leaf_base = kr_leaf_key_offset(t, 0);
-    uint64_t bytes = 0;
     uint64_t runs = 0;
+    cudaError_t e = cudaSuccess;
     for (uint64_t i = 0; i < n_dirty; i++)
         runs += i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + HM_SYNC_GAP;
     for (uint64_t i = 0; i < n_dirty && e == cudaSuccess;) {
@@ -578,30 +558,237 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const uint64_t *dirt
         }
         assert(last < t->n_leaves);
         const size_t span = (size_t)(last - first + 1) * leaf_bytes;
-        e = hm_upload(g, (char *)g->d_keys + (leaf_base + first * t->leaf_size) * kb,
-                      (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span, 0);
+        e = hm_upload(g, (char *)d_keys + (leaf_base + first * t->leaf_size) * kb,
+                      (const char *)t->keys + (leaf_base + first * t->leaf_size) * kb, span, stream, 0);
         if (e == cudaSuccess)
-            e = hm_upload(g, (char *)g->d_values + first * leaf_bytes,
-                          (const char *)t->leaf_values + first * leaf_bytes, span, 0);
-        bytes += 2 * span;
+            e = hm_upload(g, (char *)d_values + first * leaf_bytes, (const char *)t->leaf_values + first * leaf_bytes,
+                          span, stream, 0);
+        *bytes += 2 * span;
     }
     if (e == cudaSuccess && ranks_changed) {
-        e = hm_upload(g, g->d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), 0);
-        bytes += (t->n_leaves + 1) * sizeof(uint64_t);
+        e = hm_upload(g, d_leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), stream, 0);
+        *bytes += (t->n_leaves + 1) * sizeof(uint64_t);
     }
+    return e;
+}
+
+/* The blocking sync, with the tree's lock held and the new version published: the copy brought to
+ * it in place. Incremental when the copy is exactly one version behind and has the same shape (a
+ * batch applied with skip_upload in between, or a changed shape, needs everything again): the
+ * copies go on the copy's stream, which waited for every query already queued on any stream
+ * (query_done), so none of them reads a half-written leaf. */
+static harmonia_status sync_in_place(harmonia_tree *tree, const uint64_t *dirty_leaves, uint64_t n_dirty,
+                                     bool ranks_changed, uint64_t *bytes_out, bool *incremental_out)
+{
+    hm_gpu *g = tree->gpu;
+    const bool same_shape = g->view.n_leaves == tree->kr.n_leaves && g->view.n_internal == tree->kr.n_internal;
+    if (!dirty_leaves || g->version + 1 != tree->version || !same_shape) {
+        harmonia_status st = upload_locked(tree, g->device);
+        if (st == HARMONIA_OK)
+            *bytes_out = tree->gpu->tree_bytes;
+        return st;
+    }
+    uint64_t bytes = 0;
+    cudaError_t e = copy_dirty(g, &tree->kr, g->d_keys, g->d_values, g->d_leaf_rank, dirty_leaves, n_dirty, ranks_changed,
+                               g->stream, &bytes);
     if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
         e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess)
+        return hm_gpu_fail(tree, e, "synchronising the device copy after an update");
+    set_version(tree, g);
+    *bytes_out = bytes;
+    *incremental_out = true;
+    return HARMONIA_OK;
+}
+
+/* Device arrays of one version of the tree. */
+typedef struct hm_version_arrays {
+    void *keys, *values;
+    uint32_t *first_child;
+    uint64_t *leaf_rank;
+    uint64_t key_bytes, value_bytes, first_child_bytes, rank_bytes;
+} hm_version_arrays;
+
+static void version_sizes(const kr_tree *t, hm_version_arrays *a)
+{
+    const size_t kb = t->key_bits / 8;
+    a->key_bytes = kr_key_slots(t) * kb;
+    a->value_bytes = t->n_leaves * t->leaf_size * kb;
+    a->first_child_bytes = (t->n_internal + 1) * sizeof(uint32_t);
+    a->rank_bytes = (t->n_leaves + 1) * sizeof(uint64_t);
+}
+
+/* Frees arrays no work uses (or will use once `stream` gets there, for stream-ordered memory). */
+static void free_version_arrays(hm_gpu *g, hm_version_arrays *a, cudaStream_t stream)
+{
+    void *pointers[4] = {a->keys, a->values, a->first_child, a->leaf_rank};
+    const uint64_t bytes[4] = {a->key_bytes, a->value_bytes, a->first_child_bytes, a->rank_bytes};
+    for (int i = 0; i < 4; i++) {
+        if (!pointers[i])
+            continue;
+        if (g->has_allocator && g->allocator.device_free)
+            g->allocator.device_free(g->allocator.context, pointers[i], bytes[i] ? bytes[i] : 1, (void *)stream);
+        else if (g->stream_ordered)
+            cudaFreeAsync(pointers[i], stream);
+        else
+            cudaFree(pointers[i]);
+    }
+    memset(a, 0, sizeof *a);
+    cudaGetLastError();
+}
+
+extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const kr_tree *next, const uint64_t *dirty_leaves,
+                                       uint64_t n_dirty, bool ranks_changed, bool skip, void (*publish)(void *context),
+                                       void *context, uint64_t *bytes_out, bool *incremental_out, bool *blocking_out)
+{
+    *bytes_out = 0;
+    *incremental_out = false;
+    *blocking_out = false;
+    pthread_mutex_lock(&tree->gpu_lock);
+    hm_gpu *g = tree->gpu;
+    if (!g || skip) {
+        publish(context);
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return HARMONIA_OK;
+    }
+    hm_device_scope scope;
+    cudaError_t e = hm_device_enter(&scope, g->device);
     if (e != cudaSuccess) {
-        st = hm_gpu_fail(tree, e, "synchronising the device copy after an update");
+        publish(context);
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return hm_gpu_fail(tree, e, "selecting the tree's device");
+    }
+    if (g->version != tree->version) {
+        /* a copy older than N (a batch with skip_upload before): a query may replace it as soon as
+         * the lock is given back, so it is not worked on without the lock: uploaded again under it */
+        publish(context);
+        *blocking_out = true;
+        harmonia_status st = sync_in_place(tree, NULL, 0, false, bytes_out, incremental_out);
+        hm_device_leave(&scope);
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return st;
+    }
+    if (!g->update_stream)
+        e = cudaStreamCreateWithFlags(&g->update_stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess && !g->retired)
+        e = cudaEventCreateWithFlags(&g->retired, cudaEventDisableTiming);
+    /* from N's device arrays when N+1 has N's shape: nothing else frees or writes them before the
+     * publish (uploads and releases do not run during an update, and a query uploads only a copy
+     * of another version than the tree's) */
+    const bool from_device = dirty_leaves && g->view.n_leaves == next->n_leaves &&
+                             g->view.n_internal == next->n_internal;
+    hm_version_arrays old = {g->d_keys, g->d_values, g->d_first_child, g->d_leaf_rank,
+                             g->key_bytes, g->value_bytes, g->first_child_bytes, g->rank_bytes};
+    const cudaStream_t us = g->update_stream;
+    pthread_mutex_unlock(&tree->gpu_lock); /* GPU queries go on with N meanwhile */
+
+    /* --- N+1's arrays beside N's, if they fit --- */
+    hm_version_arrays fresh;
+    memset(&fresh, 0, sizeof fresh);
+    version_sizes(next, &fresh);
+    const uint64_t needed = hm_device_copy_bytes(next);
+    bool fits = e == cudaSuccess;
+    e = cudaSuccess;
+    if (fits && !(g->has_allocator && g->allocator.device_alloc)) {
+        size_t free_bytes = 0, total_bytes = 0;
+        fits = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+        if (fits && needed > free_bytes) { /* memory a pool holds unused goes back first */
+            cudaMemPool_t pool;
+            if (cudaDeviceGetDefaultMemPool(&pool, g->device) == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+                fits = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+        }
+        fits = fits && needed <= free_bytes;
+        cudaGetLastError();
+    }
+    if (fits) { /* the caller's allocator answers for itself: NULL = no room */
+        void *pointers[4] = {NULL, NULL, NULL, NULL};
+        const uint64_t sizes[4] = {fresh.key_bytes, fresh.value_bytes, fresh.first_child_bytes, fresh.rank_bytes};
+        for (int i = 0; i < 4 && fits; i++)
+            fits = alloc_on(g, &pointers[i], sizes[i], us) == cudaSuccess;
+        fresh.keys = pointers[0];
+        fresh.values = pointers[1];
+        fresh.first_child = (uint32_t *)pointers[2];
+        fresh.leaf_rank = (uint64_t *)pointers[3];
+        if (!fits) {
+            cudaStreamSynchronize(us);
+            free_version_arrays(g, &fresh, us);
+            cudaStreamSynchronize(us);
+        }
+        cudaGetLastError();
+    }
+    if (!fits) { /* the documented fallback: the copy replaced in place, GPU queries waiting */
+        pthread_mutex_lock(&tree->gpu_lock);
+        publish(context);
+        *blocking_out = true;
+        harmonia_status st = sync_in_place(tree, dirty_leaves, n_dirty, ranks_changed, bytes_out, incremental_out);
+        hm_device_leave(&scope);
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return st;
+    }
+    uint64_t bytes = 0;
+    if (from_device) { /* N's arrays on the device, then what the batch changed */
+        e = cudaMemcpyAsync(fresh.keys, old.keys, fresh.key_bytes, cudaMemcpyDeviceToDevice, us);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(fresh.values, old.values, fresh.value_bytes, cudaMemcpyDeviceToDevice, us);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(fresh.first_child, old.first_child, fresh.first_child_bytes, cudaMemcpyDeviceToDevice, us);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(fresh.leaf_rank, old.leaf_rank, fresh.rank_bytes, cudaMemcpyDeviceToDevice, us);
+        if (e == cudaSuccess)
+            e = copy_dirty(g, next, fresh.keys, fresh.values, fresh.leaf_rank, dirty_leaves, n_dirty, ranks_changed, us,
+                           &bytes);
     } else {
-        refresh_view_counts(tree);
-        g->version = tree->version;
-        *bytes_out = bytes;
-        *incremental_out = true;
+        /* through the pinned staging (gpu_upload.cu): only the updater uses it now (one update at a
+         * time; uploads and releases do not run during an update) */
+        e = hm_upload(g, fresh.keys, next->keys, fresh.key_bytes, us, 0);
+        if (e == cudaSuccess) e = hm_upload(g, fresh.values, next->leaf_values, fresh.value_bytes, us, 0);
+        if (e == cudaSuccess) e = hm_upload(g, fresh.first_child, next->first_child, fresh.first_child_bytes, us, 0);
+        if (e == cudaSuccess) e = hm_upload(g, fresh.leaf_rank, next->leaf_rank, fresh.rank_bytes, us, 0);
+        bytes = needed;
+    }
+    if (e == cudaSuccess) /* complete before any query may see it */
+        e = cudaStreamSynchronize(us);
+    if (e != cudaSuccess) {
+        harmonia_status st = hm_gpu_fail(tree, e, "making the device copy of the new version");
+        cudaStreamSynchronize(us);
+        free_version_arrays(g, &fresh, us);
+        pthread_mutex_lock(&tree->gpu_lock);
+        publish(context);
+        hm_device_leave(&scope);
+        pthread_mutex_unlock(&tree->gpu_lock);
+        return st;
+    }
+
+    /* --- the publish point: host and device switch to N+1 together --- */
+    pthread_mutex_lock(&tree->gpu_lock);
+    publish(context);
+    g->d_keys = fresh.keys;
+    g->d_values = fresh.values;
+    g->d_first_child = fresh.first_child;
+    g->d_leaf_rank = fresh.leaf_rank;
+    g->key_bytes = fresh.key_bytes;
+    g->value_bytes = fresh.value_bytes;
+    g->first_child_bytes = fresh.first_child_bytes;
+    g->rank_bytes = fresh.rank_bytes;
+    set_version(tree, g);
+    /* N's arrays go after the queries queued on them: the copy's stream waited for each (query_done) */
+    const bool stream_ordered_free = !(g->has_allocator && g->allocator.device_free) && g->stream_ordered;
+    if (stream_ordered_free)
+        free_version_arrays(g, &old, g->stream);
+    else
+        e = cudaEventRecord(g->retired, g->stream);
+    pthread_mutex_unlock(&tree->gpu_lock);
+    if (!stream_ordered_free) { /* the caller's free may be immediate: wait for those queries alone */
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(g->retired);
+        if (e != cudaSuccess)
+            cudaStreamSynchronize(g->stream);
+        free_version_arrays(g, &old, g->stream);
     }
     hm_device_leave(&scope);
-    pthread_mutex_unlock(&tree->gpu_lock);
-    return st;
+    *bytes_out = bytes;
+    *incremental_out = from_device;
+    return HARMONIA_OK;
 }
 
 harmonia_status hm_gpu_enter(harmonia_tree *tree, hm_device_scope *scope)

@@ -77,12 +77,12 @@ static bool have_staging(hm_gpu *g)
     return true;
 }
 
-cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, int threads)
+cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads)
 {
     if (bytes == 0)
         return cudaSuccess;
     if (bytes < HM_UPLOAD_STAGED_MIN || is_pinned(src) || !have_staging(g))
-        return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, g->stream);
+        return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
     hm_upload_staging *s = &g->upload;
     cudaError_t e = cudaSuccess;
     for (size_t off = 0, i = 0; off < bytes && e == cudaSuccess; i++) {
@@ -93,9 +93,9 @@ cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, int t
         if (e != cudaSuccess)
             break;
         hm_parallel_copy(s->buffer[b], (const char *)src + off, n, threads);
-        e = cudaMemcpyAsync((char *)dst + off, s->buffer[b], n, cudaMemcpyHostToDevice, g->stream);
+        e = cudaMemcpyAsync((char *)dst + off, s->buffer[b], n, cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess)
-            e = cudaEventRecord(s->reusable[b], g->stream);
+            e = cudaEventRecord(s->reusable[b], stream);
         s->recorded[b] = e == cudaSuccess;
         off += n;
     }

@@ -949,8 +949,7 @@ harmonia_status harmonia_load(const char *path, const harmonia_load_config *give
     }
     if (status != HARMONIA_OK) {
         if (tree != NULL)
-            pthread_mutex_destroy(&tree->gpu_lock);
-        free(tree);
+            hm_tree_delete_handle(tree);
         free(source_path);
         munmap(map, (size_t)file_size);
         close(fd);

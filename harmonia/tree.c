@@ -74,7 +74,18 @@ harmonia_tree *hm_tree_new(void)
     harmonia_tree *tree = calloc(1, sizeof(harmonia_tree));
     if (!tree)
         return NULL;
-    if (pthread_mutex_init(&tree->gpu_lock, NULL) != 0) {
+    int made = 0;
+    if (pthread_mutex_init(&tree->gpu_lock, NULL) == 0 && ++made && pthread_mutex_init(&tree->version_lock, NULL) == 0 &&
+        ++made && pthread_cond_init(&tree->drained, NULL) == 0 && ++made &&
+        pthread_mutex_init(&tree->update_lock, NULL) == 0)
+        made = 4;
+    if (made < 4) {
+        if (made > 2)
+            pthread_cond_destroy(&tree->drained);
+        if (made > 1)
+            pthread_mutex_destroy(&tree->version_lock);
+        if (made > 0)
+            pthread_mutex_destroy(&tree->gpu_lock);
         free(tree);
         return NULL;
     }
@@ -82,6 +93,87 @@ harmonia_tree *hm_tree_new(void)
     tree->lock_fd = -1;
     tree->device = HARMONIA_DEVICE_CURRENT;
     return tree;
+}
+
+void hm_tree_delete_handle(harmonia_tree *tree)
+{
+    pthread_mutex_destroy(&tree->update_lock);
+    pthread_cond_destroy(&tree->drained);
+    pthread_mutex_destroy(&tree->version_lock);
+    pthread_mutex_destroy(&tree->gpu_lock);
+    free(tree);
+}
+
+/* --- versions (tree_internal.h, VERSIONS) -------------------------------------------------------- */
+
+/* What the spare holds once its readers are gone, when it is to be freed: taken under
+ * version_lock, freed (or unmapped) after it is released. */
+typedef struct spare_storage {
+    kr_tree arrays;
+    void *mapping;
+    size_t mapping_bytes;
+} spare_storage;
+
+/* Under version_lock: takes the spare out of the tree when it is marked for discarding and no
+ * reader of its version is left. */
+static void take_discarded_spare(harmonia_tree *tree, spare_storage *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!tree->spare_discard || tree->pins[(tree->version + 1) & 1] != 0)
+        return;
+    if (tree->spare_mapping) { /* the arrays point into the mapping */
+        out->mapping = tree->spare_mapping;
+        out->mapping_bytes = tree->spare_mapping_bytes;
+    } else {
+        out->arrays = tree->spare;
+    }
+    memset(&tree->spare, 0, sizeof tree->spare);
+    tree->spare_mapping = NULL;
+    tree->spare_mapping_bytes = 0;
+    tree->spare_discard = false;
+    tree->spare_delta = false;
+}
+
+static void free_spare_storage(spare_storage *storage)
+{
+    if (storage->mapping)
+        munmap(storage->mapping, storage->mapping_bytes);
+    kr_tree_free_arrays(&storage->arrays);
+}
+
+unsigned hm_pin(harmonia_tree *tree, kr_tree *snapshot)
+{
+    pthread_mutex_lock(&tree->version_lock);
+    const unsigned slot = (unsigned)(tree->version & 1);
+    tree->pins[slot]++;
+    *snapshot = tree->kr;
+    pthread_mutex_unlock(&tree->version_lock);
+    return slot;
+}
+
+void hm_unpin(harmonia_tree *tree, unsigned slot)
+{
+    spare_storage discarded;
+    pthread_mutex_lock(&tree->version_lock);
+    assert(tree->pins[slot] > 0);
+    if (--tree->pins[slot] == 0)
+        pthread_cond_broadcast(&tree->drained);
+    take_discarded_spare(tree, &discarded); /* the last reader of a discarded version frees it */
+    pthread_mutex_unlock(&tree->version_lock);
+    free_spare_storage(&discarded);
+}
+
+/* The updater, before it writes into the spare: waits until no query reads the version the spare
+ * holds (query calls that began before the last publish), then frees it if it was to be. */
+static void wait_spare_drained(harmonia_tree *tree)
+{
+    spare_storage discarded;
+    pthread_mutex_lock(&tree->version_lock);
+    while (tree->pins[(tree->version + 1) & 1] != 0)
+        pthread_cond_wait(&tree->drained, &tree->version_lock);
+    take_discarded_spare(tree, &discarded);
+    pthread_mutex_unlock(&tree->version_lock);
+    free_spare_storage(&discarded);
 }
 
 /* --- configs of any header version ------------------------------------------------------------
@@ -242,7 +334,16 @@ void hm_tree_release_storage(harmonia_tree *tree)
     } else {
         kr_tree_free_arrays(&tree->kr);
     }
+    if (tree->spare_mapping) {
+        munmap(tree->spare_mapping, tree->spare_mapping_bytes);
+        memset(&tree->spare, 0, sizeof tree->spare);
+        tree->spare_mapping = NULL;
+    }
     kr_tree_free_arrays(&tree->spare);
+    free(tree->spare_dirty);
+    tree->spare_dirty = NULL;
+    tree->spare_n_dirty = 0;
+    tree->spare_delta = tree->spare_discard = false;
 }
 
 void harmonia_free(harmonia_tree *tree)
@@ -254,8 +355,7 @@ void harmonia_free(harmonia_tree *tree)
     if (tree->lock_fd >= 0)
         close(tree->lock_fd); /* releases the index file's lock */
     free(tree->source_path);
-    pthread_mutex_destroy(&tree->gpu_lock);
-    free(tree);
+    hm_tree_delete_handle(tree);
 }
 
 /* --- building --------------------------------------------------------------------------------- */
@@ -461,7 +561,10 @@ static harmonia_status lookup(harmonia_tree *tree, const char *fn, const harmoni
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
         return hm_gpu_lookup(tree, &config, async, queries, count, values_out, found_out, positions_out);
-    kr_lookup_batch(&tree->kr, queries, count, values_out, found_out, config.threads);
+    kr_tree version;
+    const unsigned pin = hm_pin(tree, &version); /* one version for the whole batch */
+    kr_lookup_batch(&version, queries, count, values_out, found_out, config.threads);
+    hm_unpin(tree, pin);
     if (unordered) {
         const int team = kr_resolve_threads(config.threads);
 #pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
@@ -516,7 +619,10 @@ static harmonia_status lower_bound(harmonia_tree *tree, const char *fn, const ha
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
         return hm_gpu_lower_bound(tree, &config, async, queries, count, keys_out, values_out, found_out);
-    kr_lower_bound_batch(&tree->kr, queries, count, keys_out, values_out, found_out, config.threads);
+    kr_tree version;
+    const unsigned pin = hm_pin(tree, &version); /* one version for the whole batch */
+    kr_lower_bound_batch(&version, queries, count, keys_out, values_out, found_out, config.threads);
+    hm_unpin(tree, pin);
     return HARMONIA_OK;
 }
 
@@ -552,7 +658,10 @@ static harmonia_status range_count(harmonia_tree *tree, const char *fn, const ha
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
         return hm_gpu_range_count(tree, &config, async, lo, hi, count, counts_out);
-    kr_range_count_batch(&tree->kr, lo, hi, count, counts_out, config.threads);
+    kr_tree version;
+    const unsigned pin = hm_pin(tree, &version); /* one version for the whole batch */
+    kr_range_count_batch(&version, lo, hi, count, counts_out, config.threads);
+    hm_unpin(tree, pin);
     return HARMONIA_OK;
 }
 
@@ -587,7 +696,10 @@ static harmonia_status range_collect(harmonia_tree *tree, const char *fn, const 
     if (!keys_out && !values_out) {
         if (backend == HARMONIA_BACKEND_GPU)
             return hm_gpu_range_offsets(tree, &config, async, lo, hi, count, offsets);
-        kr_range_offsets(&tree->kr, lo, hi, count, offsets, config.threads);
+        kr_tree version;
+        const unsigned pin = hm_pin(tree, &version); /* one version for the whole batch */
+        kr_range_offsets(&version, lo, hi, count, offsets, config.threads);
+        hm_unpin(tree, pin);
         return HARMONIA_OK;
     }
     /* Offsets in host memory are checked before anything is written through them (the CPU
@@ -595,24 +707,33 @@ static harmonia_status range_collect(harmonia_tree *tree, const char *fn, const 
      * have counted garbage: a count above the key count or a decrease would write past the
      * caller's arrays). Device offsets are the caller's to get right. */
     const bool host_offsets = backend == HARMONIA_BACKEND_CPU || config.memory == HARMONIA_MEMORY_HOST;
+    kr_tree version;
+    const unsigned pin = hm_pin(tree, &version); /* one version for the checks and the whole batch */
     if (host_offsets && (backend == HARMONIA_BACKEND_CPU || tree->unverified)) {
         for (uint64_t i = 0; i < count; i++) {
-            if (offsets[i + 1] < offsets[i])
+            if (offsets[i + 1] < offsets[i]) {
+                hm_unpin(tree, pin);
                 return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: offsets decrease at %" PRIu64 " (not from phase 1?)",
                                fn, i);
-            if (offsets[i + 1] - offsets[i] > tree->kr.n_keys)
+            }
+            if (offsets[i + 1] - offsets[i] > version.n_keys) {
+                hm_unpin(tree, pin);
                 return hm_fail(tree, tree->unverified ? HARMONIA_ERR_CORRUPT : HARMONIA_ERR_INVALID,
                                "%s: range %" PRIu64 " holds %" PRIu64
                                " pairs by its offsets, more than the tree's %" PRIu64 " keys%s", fn, i,
-                               offsets[i + 1] - offsets[i], tree->kr.n_keys,
+                               offsets[i + 1] - offsets[i], version.n_keys,
                                tree->unverified ? " (the tree was loaded without verification and "
                                                   "its keys are out of order: run harmonia_check)"
                                                 : " (not from phase 1?)");
+            }
         }
     }
-    if (backend == HARMONIA_BACKEND_GPU)
+    if (backend == HARMONIA_BACKEND_GPU) { /* the GPU engine takes its version under the tree's lock */
+        hm_unpin(tree, pin);
         return hm_gpu_range_collect(tree, &config, async, lo, count, offsets, keys_out, values_out);
-    kr_range_collect_batch(&tree->kr, lo, hi, count, offsets, keys_out, values_out, config.threads);
+    }
+    kr_range_collect_batch(&version, lo, hi, count, offsets, keys_out, values_out, config.threads);
+    hm_unpin(tree, pin);
     return HARMONIA_OK;
 }
 
@@ -674,11 +795,152 @@ void harmonia_update_config_init_sized(harmonia_update_config *config, size_t si
     hm_config_init(config, size, &d, sizeof d);
 }
 
-harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *given,
-                                const uint8_t *kinds, const void *keys, const void *values,
-                                uint64_t count, harmonia_update_stats *stats_out)
+/* What the copy-on-write of an in-place batch works with. */
+typedef struct prepare_context {
+    harmonia_tree *tree;
+    int threads; /* the update's OpenMP team */
+} prepare_context;
+
+static void copy_parallel(void *dst, const void *src, size_t bytes, int threads)
 {
-    REQUIRE_TREE(tree, "harmonia_update");
+    const size_t chunk = (size_t)1 << 20;
+    if (bytes < 4 * chunk) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
+    const int team = kr_resolve_threads(threads);
+#pragma omp parallel for schedule(static) num_threads(team)
+    for (int64_t i = 0; i < chunks; i++) {
+        const size_t off = (size_t)i * chunk;
+        memcpy((char *)dst + off, (const char *)src + off, bytes - off < chunk ? bytes - off : chunk);
+    }
+}
+
+/* The copy-on-write of an in-place batch (upd_params.prepare_target): makes *target a copy of the
+ * published version t in arrays no query reads. The spare, when it holds the version before with
+ * the same shape (spare_delta), is brought up to t by the leaves the last batch changed (and the
+ * leaf ranks if they changed): as much as that batch wrote. Otherwise every array is copied, into
+ * the spare's arrays where they are large enough. The spare was drained by the caller. */
+static harmonia_status prepare_copy(void *context, const kr_tree *t, kr_tree *target, kr_error *err)
+{
+    harmonia_tree *tree = ((prepare_context *)context)->tree;
+    const int threads = ((prepare_context *)context)->threads;
+    kr_tree *spare = &tree->spare;
+    const size_t kb = kr_key_bytes(t), leaf_bytes = (size_t)t->leaf_size * kb;
+    if (tree->spare_delta && spare->keys && spare->n_leaves == t->n_leaves && spare->n_internal == t->n_internal &&
+        spare->height == t->height) {
+        const uint64_t *dirty = tree->spare_dirty;
+        const int64_t n = (int64_t)tree->spare_n_dirty;
+        const uint64_t leaf_base = kr_leaf_key_offset(t, 0);
+        const int team = kr_resolve_threads(threads);
+#pragma omp parallel for schedule(static) num_threads(team) if (n > 4096)
+        for (int64_t i = 0; i < n; i++) {
+            const uint64_t li = dirty[i];
+            memcpy((char *)spare->keys + (leaf_base + li * t->leaf_size) * kb,
+                   (const char *)t->keys + (leaf_base + li * t->leaf_size) * kb, leaf_bytes);
+            memcpy((char *)spare->leaf_values + li * leaf_bytes, (const char *)t->leaf_values + li * leaf_bytes,
+                   leaf_bytes);
+        }
+        if (tree->spare_ranks)
+            copy_parallel(spare->leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), threads);
+        *target = *t;
+        target->keys = spare->keys;
+        target->leaf_values = spare->leaf_values;
+        target->first_child = spare->first_child;
+        target->leaf_rank = spare->leaf_rank;
+        memset(spare, 0, sizeof *spare);
+        tree->spare_delta = false;
+        return HARMONIA_OK;
+    }
+    *target = *t;
+    target->keys = target->leaf_values = NULL;
+    target->first_child = NULL;
+    target->leaf_rank = NULL;
+    tree->spare_delta = false;
+    harmonia_status st = kr_alloc_arrays_reusing(target, spare, 0.125, err);
+    if (st != HARMONIA_OK)
+        return st;
+    copy_parallel(target->keys, t->keys, kr_key_slots(t) * kb, threads);
+    copy_parallel(target->leaf_values, t->leaf_values, t->n_leaves * leaf_bytes, threads);
+    copy_parallel(target->first_child, t->first_child, (t->n_internal + 1) * sizeof(uint32_t), threads);
+    copy_parallel(target->leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), threads);
+    return HARMONIA_OK;
+}
+
+/* The publish of an update (hm_gpu_sync calls it once, holding gpu_lock): version N+1 becomes the
+ * tree's, N's arrays its spare (freed once N's readers are gone when discard, or when they are a
+ * mapped file's). */
+typedef struct publish_context {
+    harmonia_tree *tree;
+    const kr_tree *next;
+    bool in_place;            /* N+1 was N copied and changed in place: N differs by dirty alone */
+    uint64_t *dirty;
+    uint64_t n_dirty;
+    bool ranks_changed;
+    bool discard;             /* free_previous_layout */
+    bool published, kept_dirty;
+    spare_storage discarded;  /* freed by the caller, outside the locks */
+} publish_context;
+
+static void publish_version(void *context)
+{
+    publish_context *pc = context;
+    harmonia_tree *tree = pc->tree;
+    const kr_tree *next = pc->next;
+    pthread_mutex_lock(&tree->version_lock);
+    if (next->keys == tree->kr.keys) { /* a batch that changed nothing: N+1 is N's arrays, the spare
+                                          stays the version before them */
+        tree->version++;
+        assert(tree->pins[tree->version & 1] == 0);
+        pc->published = true;
+        pthread_mutex_unlock(&tree->version_lock);
+        return;
+    }
+    const kr_tree old = tree->kr;
+    /* the fields a batch changes (the widths and node sizes never do: GPU calls read them unlocked) */
+    tree->kr.height = next->height;
+    tree->kr.n_keys = next->n_keys;
+    tree->kr.n_internal = next->n_internal;
+    tree->kr.n_leaves = next->n_leaves;
+    tree->kr.n_nodes = next->n_nodes;
+    memcpy(tree->kr.level_start, next->level_start, sizeof next->level_start);
+    tree->kr.keys = next->keys;
+    tree->kr.leaf_values = next->leaf_values;
+    tree->kr.first_child = next->first_child;
+    tree->kr.leaf_rank = next->leaf_rank;
+    tree->version++;
+    assert(tree->pins[tree->version & 1] == 0); /* the version before N was drained */
+    assert(!tree->spare.keys && !tree->spare_mapping);
+    kr_tree_free_arrays(&tree->spare); /* none: a batch takes the spare or leaves it empty */
+    tree->spare = old;
+    tree->spare_discard = pc->discard;
+    if (tree->mapping) { /* N read the mapped file: unmapped once its readers are gone */
+        tree->spare_mapping = tree->mapping;
+        tree->spare_mapping_bytes = tree->mapping_bytes;
+        tree->mapping = NULL;
+        tree->mapping_bytes = 0;
+        tree->spare_discard = true;
+    }
+    free(tree->spare_dirty);
+    tree->spare_dirty = NULL;
+    tree->spare_n_dirty = 0;
+    tree->spare_delta = pc->in_place && !tree->spare_discard;
+    if (tree->spare_delta) {
+        tree->spare_dirty = pc->dirty;
+        tree->spare_n_dirty = pc->n_dirty;
+        tree->spare_ranks = pc->ranks_changed;
+        pc->kept_dirty = true;
+    }
+    take_discarded_spare(tree, &pc->discarded);
+    pc->published = true;
+    pthread_mutex_unlock(&tree->version_lock);
+}
+
+static harmonia_status update_locked(harmonia_tree *tree, const harmonia_update_config *given,
+                                     const uint8_t *kinds, const void *keys, const void *values,
+                                     uint64_t count, harmonia_update_stats *stats_out)
+{
     harmonia_update_config own = update_defaults();
     if (given) {
         harmonia_status st = hm_config_read(tree, "harmonia_update_config", &own, sizeof own, sizeof own, given);
@@ -727,13 +989,26 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
             return hm_fail(tree, HARMONIA_ERR_INVALID, "operation %" PRIu64 " needs a value but values is NULL", i);
         }
     }
+    /* the spare is written below: the queries still reading the version it holds finish first */
+    if (config->free_previous_layout && (tree->spare.keys || tree->spare_mapping)) {
+        pthread_mutex_lock(&tree->version_lock);
+        tree->spare_discard = true;
+        pthread_mutex_unlock(&tree->version_lock);
+    }
+    wait_spare_drained(tree);
+    kr_tree target;
+    memset(&target, 0, sizeof target);
+    prepare_context prepare = {tree, config->threads};
     upd_params p = {
         .insert_existing = config->insert_existing,
         .update_missing = config->update_missing,
         .split_fill = split_fill,
-        .in_place_allowed = tree->mapping == NULL,
+        .in_place_allowed = false, /* copy-on-write: queries read the published arrays meanwhile */
         .spare = config->free_previous_layout ? NULL : &tree->spare,
         .threads = config->threads,
+        .in_place_target = &target,
+        .prepare_target = prepare_copy,
+        .prepare_context = &prepare,
     };
     upd_result result;
     kr_error err = {{0}};
@@ -744,33 +1019,49 @@ harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_confi
                 st == HARMONIA_ERR_KEY_EXISTS || st == HARMONIA_ERR_KEY_MISSING ? result.failed_op : UINT64_MAX;
         return hm_fail(tree, st, "%s", err.message);
     }
-    if (!result.in_place) {
-        if (tree->mapping || config->free_previous_layout) {
-            hm_tree_release_storage(tree);
-        } else { /* the old arrays are the next re-layout's destination */
-            kr_tree_free_arrays(&tree->spare);
-            tree->spare = tree->kr;
-        }
-        tree->kr = result.new_tree;
-    }
-    tree->version++;
-    if (!config->skip_upload) {
-        double t0 = omp_get_wtime();
-        st = hm_gpu_sync(tree, result.in_place ? result.dirty_leaves : NULL, result.n_dirty,
-                         result.ranks_changed, &stats.uploaded_bytes, &stats.incremental_upload);
+    /* version N+1 is complete in arrays no query reads: publish it with the device copy */
+    publish_context pc = {
+        .tree = tree,
+        .next = &result.new_tree,
+        .in_place = result.in_place,
+        .dirty = result.dirty_leaves,
+        .n_dirty = result.n_dirty,
+        .ranks_changed = result.ranks_changed,
+        .discard = config->free_previous_layout,
+    };
+    double t0 = omp_get_wtime();
+    bool blocking = false;
+    st = hm_gpu_sync(tree, &result.new_tree, result.in_place ? result.dirty_leaves : NULL, result.n_dirty,
+                     result.ranks_changed, config->skip_upload, publish_version, &pc, &stats.uploaded_bytes,
+                     &stats.incremental_upload, &blocking);
+    if (!config->skip_upload)
         stats.upload_seconds = omp_get_wtime() - t0;
-        if (st != HARMONIA_OK) {
-            char message[sizeof tree->last_error];
-            snprintf(message, sizeof message, "%s", tree->last_error);
-            hm_gpu_release(tree);
-            hm_fail(tree, st, "the batch was applied, but the device copy could not be synchronised (%s); "
-                    "it was released and the next GPU query uploads the tree again", message);
-        }
+    stats.blocking_sync = blocking;
+    assert(pc.published);
+    free_spare_storage(&pc.discarded);
+    if (st != HARMONIA_OK) {
+        char message[sizeof tree->last_error];
+        snprintf(message, sizeof message, "%s", tree->last_error);
+        hm_gpu_release(tree);
+        hm_fail(tree, st, "the batch was applied, but the device copy could not be synchronised (%s); "
+                "it was released and the next GPU query uploads the tree again", message);
     }
-    free(result.dirty_leaves);
+    if (!pc.kept_dirty)
+        free(result.dirty_leaves);
     free(result.moves);
     if (stats_out)
         *stats_out = stats;
+    return st;
+}
+
+harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *given,
+                                const uint8_t *kinds, const void *keys, const void *values,
+                                uint64_t count, harmonia_update_stats *stats_out)
+{
+    REQUIRE_TREE(tree, "harmonia_update");
+    pthread_mutex_lock(&tree->update_lock); /* a second update of the tree waits for this one */
+    harmonia_status st = update_locked(tree, given, kinds, keys, values, count, stats_out);
+    pthread_mutex_unlock(&tree->update_lock);
     return st;
 }
 
@@ -797,6 +1088,8 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
 {
     if (!tree || !info)
         return hm_fail(NULL, HARMONIA_ERR_INVALID, "harmonia_info: NULL tree or info");
+    harmonia_tree *locked = (harmonia_tree *)tree; /* the lock is the tree's, not part of its value */
+    pthread_mutex_lock(&locked->version_lock);       /* one version, also during an update */
     const kr_tree *t = &tree->kr;
     memset(info, 0, sizeof *info);
     info->key_bits = t->key_bits;
@@ -827,6 +1120,7 @@ harmonia_status harmonia_info(const harmonia_tree *tree, harmonia_tree_info *inf
     info->constant_prefix_entries = hm_constant_entries(tree, &constant_levels);
     info->constant_prefix_levels = constant_levels;
     info->device = tree->device;
+    pthread_mutex_unlock(&locked->version_lock);
     hm_gpu_fill_info(tree, info); /* the device copy's device, version and bytes, if it exists */
     return HARMONIA_OK;
 }

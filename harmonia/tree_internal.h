@@ -10,10 +10,37 @@
 #include "harmonia/safe_file.h"
 #include "key_region/key_region.h"
 
+/* VERSIONS (harmonia_update during queries; tree.c). The published version is tree->kr with
+ * tree->version; its arrays are never written while published. An update builds version N+1 into
+ * other arrays (a re-layout into the spare's, an in-place batch into a copy of N: the spare brought
+ * up to N by the leaves the last batch changed, copy-on-write), then publishes it with the device
+ * copy at one point (hm_gpu_sync: under gpu_lock, then version_lock). N's arrays become the spare.
+ *   CPU query calls pin the published version for their whole batch (hm_pin: a copy of tree->kr and
+ *   pins[version & 1] + 1 under version_lock; hm_unpin gives it back). Only two versions can be
+ *   pinned: the published one and the one before it, whose arrays are the spare; the next update
+ *   waits for that slot's pins to reach 0 (drained) before it writes into the spare, so a reader
+ *   never sees its arrays change.
+ *   GPU query calls read tree->kr and tree->version under gpu_lock only, which the publish holds.
+ * Lock order: update_lock, gpu_lock, version_lock. */
 struct harmonia_tree {
-    kr_tree kr;               /* the layout; its arrays are malloc'd or point into mapping */
-    kr_tree spare;            /* the arrays of the layout before the last re-layout (malloc'd, or
-                                 none), which the next re-layout writes into (cpu_update.h) */
+    kr_tree kr;               /* the published layout; its arrays are malloc'd or point into
+                                 mapping. Written by the publish under gpu_lock and version_lock */
+    kr_tree spare;            /* the arrays of the version before the published one (malloc'd, or
+                                 none), which the next batch writes into (cpu_update.h); readers of
+                                 that version may still read them until pins[(version + 1) & 1] = 0 */
+    bool spare_delta;         /* the spare holds the version before with the published shape, and
+                                 differs from the published one by spare_dirty's leaves alone (and
+                                 the leaf ranks when spare_ranks): what an in-place batch copies */
+    bool spare_ranks;
+    uint64_t *spare_dirty;    /* ascending leaf numbers (malloc'd) */
+    uint64_t spare_n_dirty;
+    bool spare_discard;       /* free the spare (or unmap spare_mapping) once its readers drain */
+    void *spare_mapping;      /* a mapped file's pages the version before still reads, else NULL */
+    size_t spare_mapping_bytes;
+    uint64_t pins[2];         /* CPU query calls reading version v: pins[v & 1] */
+    pthread_mutex_t version_lock; /* guards kr (its writes), version (its writes), pins, spare_* */
+    pthread_cond_t drained;   /* signalled when a pins slot reaches 0 */
+    pthread_mutex_t update_lock; /* one harmonia_update at a time per tree */
     uint64_t version;         /* bumped by each applied update batch */
     uint32_t ntg_group_size;  /* stored NTG choice, 0 = none */
     int32_t constant_levels;  /* harmonia_set_constant_levels: -1 all that fit, else a level count */
@@ -45,8 +72,15 @@ harmonia_status hm_fail(harmonia_tree *tree, harmonia_status status, const char 
 #endif
     ;
 
-/* Allocates a zeroed tree handle with the default settings (NULL on allocation failure). */
+/* Allocates a zeroed tree handle with the default settings (NULL on allocation failure);
+ * hm_tree_delete_handle frees such a handle (its locks), nothing it points to. */
 harmonia_tree *hm_tree_new(void);
+void hm_tree_delete_handle(harmonia_tree *tree);
+
+/* A CPU query call's version: a copy of the published layout, pinned until hm_unpin (see VERSIONS
+ * above); the arrays it points to do not change meanwhile. Returns the pin's slot. */
+unsigned hm_pin(harmonia_tree *tree, kr_tree *snapshot);
+void hm_unpin(harmonia_tree *tree, unsigned slot);
 
 /* Configs of any header version (tree.c): hm_config_read copies the fields of the caller's config
  * `given` (its size field first) over `own`, which holds this library's defaults; a size below

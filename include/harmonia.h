@@ -13,10 +13,21 @@
  *   structs (info, stats, results) end in reserved space that later versions fill: their size does
  *   not change within one soname (libharmonia.so.0).
  * THREADS. Any number of host threads may query trees at once, the same tree included (CPU and
- *   GPU). Calls that change a tree (update, set_*, upload, release, free) must not run while other
- *   threads use that tree. There is no process-wide lock: a tree's GPU resources are guarded by the
- *   tree's own mutex, so calls on different trees never wait for each other; host-array GPU calls
- *   of one tree share its staging buffers and run one after another.
+ *   GPU). There is no process-wide lock: a tree's GPU resources are guarded by the tree's own
+ *   mutex, so calls on different trees never wait for each other; host-array GPU calls of one tree
+ *   share its staging buffers and run one after another.
+ * QUERIES DURING AN UPDATE (VERSIONS). harmonia_update may run while other threads query the tree
+ *   (every query call, CPU and GPU, synchronous and *_async, host and device arrays) and while
+ *   harmonia_info reads it. A tree holds a published version N; an update builds N+1 in other
+ *   memory (host arrays, and a second device copy) while queries go on with N, then publishes it at
+ *   one point, host and device together. Each query call reads one version for its whole batch,
+ *   never a mix: a CPU call the version published when it starts, a GPU call the version published
+ *   when its work is queued (an *_async call's work still reads it after the call returns; its
+ *   memory is freed only once that work is done: events, no device-wide sync). Calls started after
+ *   harmonia_update returns see N+1 or later. A second harmonia_update of the same tree waits for
+ *   the first. The other calls that change a tree (set_*, upload, release, save, check, the NTG
+ *   calls, free) must not run while other threads use that tree; freeing a tree with queries in
+ *   flight (on any thread or stream) is the caller's error. See harmonia_update for the memory.
  * OPENMP. CPU work runs in OpenMP parallel regions with num_threads clauses (the configs' threads;
  *   0 = the calling thread's OpenMP default). The library never changes the caller's OpenMP
  *   settings (omp_set_num_threads and the like are never called).
@@ -260,8 +271,12 @@ HARMONIA_API void harmonia_free(harmonia_tree *tree);
  * Queries. Every query function takes arrays of count queries of the tree's key width and writes
  * count results in the same order. count may be 0. A NULL config means the defaults.
  * Queries do not modify the tree; several threads may query one tree at once, on the CPU and on
- * the GPU (see THE EMBEDDING CONTRACT). The calls without _async return with their results in
- * place; the *_async calls (below) return once their work is queued.
+ * the GPU, also while harmonia_update runs: each call answers from one version of the tree for its
+ * whole batch (see THE EMBEDDING CONTRACT, VERSIONS). The calls without _async return with their
+ * results in place; the *_async calls (below) return once their work is queued. The two phases of
+ * a range collect are two calls: an update published between them makes phase 2 read the newer
+ * version, its pairs cut to (or short of) phase 1's counts; keep updates out of that gap when the
+ * pairs must match the counts.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct harmonia_query_config {
@@ -439,11 +454,12 @@ typedef struct harmonia_update_config {
                             fraction of L, in (0, 1]; 0 = default 0.75 */
     int threads;         /* OpenMP threads; 0 = OpenMP's default */
     bool skip_upload;    /* leave the device copy stale (the next GPU query re-uploads it) */
-    bool free_previous_layout; /* when a batch changes the tree's shape (a re-layout into new
-                            arrays), free the old arrays at once. By default (false) the tree keeps
-                            them and the next re-layout writes into them where they are large
-                            enough: no page faults of fresh memory, for up to twice the tree's
-                            memory between batches (harmonia_free releases both). */
+    bool free_previous_layout; /* free the arrays of the version before this batch's (at once, or
+                            when the last query reading them returns). By default (false) the tree
+                            keeps them and the next batch writes into them (a re-layout where they
+                            are large enough; an in-place batch by copy-on-write, see
+                            harmonia_update): no page faults of fresh memory, for up to twice the
+                            tree's memory between batches (harmonia_free releases both). */
 } harmonia_update_config;
 
 typedef struct harmonia_update_stats {
@@ -462,7 +478,11 @@ typedef struct harmonia_update_stats {
     double sort_seconds, apply_seconds, relayout_seconds, upload_seconds;
     uint64_t failed_operation; /* KEY_EXISTS / KEY_MISSING / INVALID: the index of the first failing
                                   operation; UINT64_MAX otherwise */
-    uint64_t reserved[8];      /* zero; later versions report more here */
+    uint64_t blocking_sync;    /* 1 when the device copy was brought up to date in place, GPU
+                                  queries of the tree waiting for the sync: a second copy did not
+                                  fit (see harmonia_update), or the copy was older than the tree (a
+                                  batch with skip_upload before) and was uploaded again; else 0 */
+    uint64_t reserved[7];      /* zero; later versions report more here */
 } harmonia_update_stats;
 
 /* Defaults: strict policies, split fill 0.75, OpenMP's default threads, the device copy synced, the
@@ -478,16 +498,35 @@ static inline void harmonia_update_config_init(harmonia_update_config *config)
  * atomic batch: operations on the same key apply in batch order; if any operation fails under a
  * strict policy, or memory runs out, the tree is exactly as before (bit for bit) and the message
  * names the first failing operation's index. On success the tree's version is bumped and, when it
- * has a device copy, the copy is synchronised (only dirty leaves when the shape did not change)
- * before the call returns: GPU queries before see the old version, after it the new one (the sync
- * is ordered after the tree's queries already queued on any stream, which still read the old one).
+ * has a device copy, the copy is synchronised (only dirty leaves sent when the shape did not change)
+ * before the call returns: GPU queries queued before the publish read the old version, those after
+ * it the new one (the old copy is freed after the tree's queries already queued on any stream).
  * A tree loaded from a file is copied into memory by its first update; one loaded without
  * verification is verified in full first (section checksums and integrity checker: CORRUPT, and
  * nothing applied, when it fails). stats may be NULL; it is
  * filled on failure too (then only operations and failed_operation mean anything).
- * The tree must not be queried from other threads during the call. Synchronous.
+ * QUERIES DURING THE CALL (see VERSIONS at the top). Other threads may query the tree meanwhile:
+ * they read version N until the publish, then N+1. What it costs:
+ *   host memory: N+1 is written into the arrays of the version before N, which the tree keeps
+ *   between batches (see free_previous_layout): a re-layout writes its new layout there; a batch
+ *   that changes no leaf's shape (in place) is copy-on-write: those arrays are first brought up to
+ *   N, by the leaves the last batch changed when it was in place too (as much as it wrote), else by
+ *   a copy of the whole tree (the first in-place batch after a build, a load, a re-layout or a
+ *   free_previous_layout batch), then changed. Before it writes there, the call waits for the
+ *   query calls still reading the version before N (calls that began before the last update
+ *   returned). Without that kept memory (free_previous_layout), each batch allocates afresh.
+ *   device memory: when the tree has a device copy, N+1's copy is made beside N's (from N's on the
+ *   device plus the dirty leaves when the shape is unchanged, else from the host), checked first
+ *   against the free memory (cudaMemGetInfo) or, with the caller's allocator, by its answer; N's
+ *   copy is freed after the GPU queries queued on it. When two copies do not fit, the documented
+ *   FALLBACK is blocking, never an error: new GPU queries of the tree wait (on the tree's lock)
+ *   while the copy is brought to N+1 in place, after the queries already queued
+ *   (stats->blocking_sync = 1). When even one copy of N+1 does not fit, the batch is applied, the
+ *   device copy released and DEVICE_MEMORY returned (below). CPU queries never wait for the sync.
+ * Synchronous.
  * Errors: INVALID (bad kind, NULL arrays), KEY_EXISTS, KEY_MISSING, NO_MEMORY, CAPACITY, CORRUPT
- * (an unverified tree that fails verification), and the device errors of the sync (then the host tree is updated and the device copy released). */
+ * (an unverified tree that fails verification), and the device errors of the sync (then the host
+ * tree is updated and the device copy released; the next GPU call uploads it again). */
 HARMONIA_API harmonia_status harmonia_update(harmonia_tree *tree, const harmonia_update_config *config,
                                 const uint8_t *kinds, const void *keys, const void *values,
                                 uint64_t count, harmonia_update_stats *stats);

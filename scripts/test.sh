@@ -118,7 +118,7 @@ if [ -n "$archer" ] && [ -f "$archer" ]; then
     ninja -C build-tsan
     OMP_TOOL_LIBRARIES="$archer" TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" \
         meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 \
-        differential build update checker index_file
+        differential build update checker index_file concurrent
 else
     echo "no clang with libarcher.so: ThreadSanitizer skipped (install clang and libomp-dev to run it)"
 fi
