@@ -56,7 +56,7 @@
  *   copy takes, harmonia_query_workspace_bytes what a call of a given size needs; a caller may hand
  *   a device-array call its own workspace (config->workspace, CUB's two-phase style), and the tree
  *   then allocates nothing for that call. Without one, a call may allocate query buffers of the tree
- *   while others are in flight (measured: 4.3 MB for a batch of 2^16 on a tree of 0.6 MB), so an
+ *   while others are in flight (seen: 4.3 MB for a batch of 3000 queries on a tree of 0.6 MB), so an
  *   engine whose pool is tight hands each stream a workspace (tests/test_gpu_concurrent.c).
  * ============================================================================================== */
 #ifndef HARMONIA_H
