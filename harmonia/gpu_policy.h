@@ -35,11 +35,14 @@
 #define HM_UPLOAD_STAGED_MIN (16u << 20)
 
 /* The GPU bulk build (gpu_build.cu). Under backend AUTO, host inputs of fewer than
- * HM_GPU_BUILD_MIN_PAIRS pairs build on the CPU: below it a device copy's setup and the pinned
- * staging cost more than the GPU saves (bench/NOTES.md, issue 15). Host arrays move through
+ * HM_GPU_BUILD_MIN_PAIRS pairs build on the CPU: below it the GPU's fixed costs (about 0.3 s in a
+ * fresh process: the CUDA context, the pinned staging, the device copy's setup) exceed what it
+ * saves. Measured on the H100 machine (bench/NOTES.md, issue 15): `harmonia build` of 2^16 … 2^24
+ * pairs took 0.3-0.48 s on the GPU against 0.002-0.10 s on 16 CPU threads; 2^26 pairs 0.27-0.42 s
+ * on the CPU; 2^28 pairs 0.86 s on the GPU against 4.5 s. Host arrays move through
  * HM_BUILD_STAGING_BUFFERS pinned buffers of HM_BUILD_STAGING_CHUNK bytes: the copy of one chunk
  * into (or out of) pinned memory on the OpenMP threads overlaps the DMA of the others. */
-#define HM_GPU_BUILD_MIN_PAIRS (1u << 20)
+#define HM_GPU_BUILD_MIN_PAIRS (1u << 26)
 #define HM_BUILD_STAGING_CHUNK (32u << 20)
 #define HM_BUILD_STAGING_BUFFERS 4
 

@@ -199,7 +199,7 @@ typedef struct harmonia_build_config {
     int device;            /* the GPU of the device copy; HARMONIA_DEVICE_CURRENT (default) */
     const harmonia_allocator *allocator; /* device and pinned memory; NULL = the library's */
     harmonia_backend backend; /* where the sort and the layout run: AUTO (default) = the GPU when one
-                            * is usable and the input has at least 2^20 pairs (the library's
+                            * is usable and the input has at least 2^26 pairs (the library's
                             * policy: below it a device copy's setup and pinned staging cost more
                             * than the GPU saves) or lives on the device, else the CPU; a GPU failure (out of GPU
                             * memory, a failing CUDA call) then falls back to the CPU build. GPU =

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tests/test_util.h"
+#include "harmonia/gpu_policy.h"
 #include "harmonia/tree_internal.h"
 #include "util/mix.h"
 
@@ -274,7 +275,7 @@ static void test_unsorted_promise(void **state)
 static void test_choice_and_fallback(void **state)
 {
     (void)state;
-    const uint64_t n = (1u << 20) + 5;
+    const uint64_t n = (uint64_t)HM_GPU_BUILD_MIN_PAIRS + 5;
     void *keys, *values;
     make_pairs(64, n, 0, false, 9, &keys, &values);
     harmonia_build_config config;
@@ -283,7 +284,7 @@ static void test_choice_and_fallback(void **state)
     harmonia_tree_info info;
     assert_int_equal(harmonia_build(&config, keys, values, n, &t), HARMONIA_OK);
     assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
-    assert_true(info.device_resident); /* AUTO, 2^20 pairs or more: the GPU */
+    assert_true(info.device_resident); /* AUTO, HM_GPU_BUILD_MIN_PAIRS pairs or more: the GPU */
     harmonia_free(t);
     assert_int_equal(harmonia_build(&config, keys, values, 1000, &t), HARMONIA_OK);
     assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);

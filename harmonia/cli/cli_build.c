@@ -121,7 +121,7 @@ int cli_cmd_build(int argc, char **argv)
         {"duplicates", "P", "a key present twice: reject (default), first or last", NULL},
         {"threads", "T", "OpenMP threads (default: OpenMP's)", NULL},
         {"backend", "B", "where the sort and the layout run: auto (default: the GPU when one is usable and the input has "
-                         "2^20 pairs or more, else the CPU), cpu or gpu", NULL},
+                         "2^26 pairs or more, else the CPU), cpu or gpu", NULL},
         {"verbose", NULL, "print the build's steps and their times", NULL},
         {"check", NULL, "run the integrity checker on the tree before saving", NULL},
         {"json", NULL, "print the summary as JSON", NULL},
