@@ -7,8 +7,9 @@
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh [tests|sanitize|bench|psa|phases|versus|all]...
 #   source .device-deps/setup.sh && bash bench/run-gpu.sh suite        (alone: it fills the call)
 # Binaries built on the development machine can travel instead of building here (the build costs
-# device time): `bash bench/stage-prebuilt.sh` there copies them to .device-bin/, the call carries
-# [".device-deps", ".device-bin"] and runs with BUILD=.device-bin; the tests then run program by program.
+# device time): `bash bench/stage-prebuilt.sh` there copies them to .device-bin/ (and .device-bin.tar.xz),
+# the call carries [".device-deps", ".device-bin.tar.xz"], unpacks it (tar -xJf .device-bin.tar.xz) and
+# runs with BUILD=.device-bin; the tests then run program by program.
 # `all` is tests + sanitize + bench + psa. `suite` builds only bench_suite and runs it with the time left
 # of a 600 s call (SUITE_END, default 550 s after the script started, minus what the build took);
 # its CSV tables go to $OUT/suite/, its output to $OUT/suite.log, and with device.txt that makes

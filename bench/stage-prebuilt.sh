@@ -5,8 +5,9 @@
 # device call spends its time running rather than compiling. The CUDA runtime is linked
 # dynamically (meson 1.0's CUDA dependency adds -lcudart): the GPU machine's toolkit provides
 # libcudart.so.13; cmocka and xxHash come from .device-deps (setup.sh puts them on LD_LIBRARY_PATH).
-# Usage: bash bench/stage-prebuilt.sh   then carry [".device-deps", ".device-bin"] and run
-#        source .device-deps/setup.sh && BUILD=.device-bin bash bench/run-gpu.sh ...
+# Usage: bash bench/stage-prebuilt.sh   then carry [".device-deps", ".device-bin.tar.xz"] and run
+#        tar -xJf .device-bin.tar.xz && source .device-deps/setup.sh && BUILD=.device-bin bash bench/run-gpu.sh ...
+#        (or carry ".device-bin" itself while it is below the 64 MiB carry limit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${STAGE_BUILD:-build-dev90}
@@ -41,4 +42,10 @@ for t in json.load(sys.stdin):
 dirty=$([ -n "$(git status --porcelain | grep -v '^?? \.device' | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .device-bin/.prebuilt
 grep -qxF '/.device-bin*/' .gitignore || echo '/.device-bin*/' >> .gitignore
-echo "$(wc -l < .device-bin/tests.list) tests listed; $(du -sh .device-bin | cut -f1) in .device-bin"
+grep -qxF '/.device-bin.tar.xz' .gitignore || echo '/.device-bin.tar.xz' >> .gitignore
+# the same folder as one archive: every test and benchmark links the library's CUDA code, so xz's
+# long window shrinks 50-70 MB of binaries to 1-2 MB, well inside the device tool's 64 MiB carry
+# (carry [".device-deps", ".device-bin.tar.xz"] and start the command with tar -xJf .device-bin.tar.xz)
+tar -cJf .device-bin.tar.xz .device-bin
+echo "$(wc -l < .device-bin/tests.list) tests listed; $(du -sh .device-bin | cut -f1) in .device-bin," \
+     "$(du -h .device-bin.tar.xz | cut -f1) as .device-bin.tar.xz"
