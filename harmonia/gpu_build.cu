@@ -90,7 +90,7 @@ static cudaError_t stage_up(staging *s, void *dst, const void *src, size_t bytes
         cudaError_t e = cudaEventSynchronize(s->done[b]); /* its previous DMA has read it */
         if (e != cudaSuccess)
             return e;
-        hm_parallel_copy(s->pinned[b], (const char *)src + off, n, s->threads);
+        kr_parallel_copy(s->pinned[b], (const char *)src + off, n, s->threads);
         e = cudaMemcpyAsync((char *)dst + off, s->pinned[b], n, cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess)
             e = cudaEventRecord(s->done[b], stream);
@@ -107,7 +107,7 @@ static cudaError_t stage_drain(staging *s, int b)
         return cudaSuccess;
     cudaError_t e = cudaEventSynchronize(s->done[b]);
     if (e == cudaSuccess)
-        hm_parallel_copy(s->pending_dst[b], s->pinned[b], s->pending_bytes[b], s->threads);
+        kr_parallel_copy(s->pending_dst[b], s->pinned[b], s->pending_bytes[b], s->threads);
     s->pending_dst[b] = NULL;
     return e;
 }

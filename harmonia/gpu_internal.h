@@ -107,11 +107,6 @@ typedef struct hm_device_scope {
 cudaError_t hm_device_enter(hm_device_scope *scope, int device);
 void hm_device_leave(const hm_device_scope *scope);
 
-/* Copies bytes between host arrays (a pinned staging buffer and a caller's array) on up to `threads`
- * OpenMP threads (0 = the caller's default): copies of HM_PARALLEL_COPY_MIN bytes and more in chunks
- * of HM_PARALLEL_COPY_CHUNK bytes. gpu_upload.cu. */
-void hm_parallel_copy(void *dst, const void *src, size_t bytes, int threads);
-
 /* Queues the copy of `bytes` host bytes at src to dst (on the copy's device) on `stream`: directly
  * when src is pinned or the array is small, else through the copy's staging (filled by `threads`
  * OpenMP threads, overlapped with the DMA). Returns with the last chunk queued (the caller

@@ -20,10 +20,8 @@
 #define HM_SYNC_GAP 64u
 #define HM_SYNC_MAX_RUNS 1024u
 
-/* Host-to-pinned copies of at least this many bytes run on OpenMP threads, in chunks of
- * HM_PARALLEL_COPY_CHUNK bytes. */
-#define HM_PARALLEL_COPY_CHUNK (1u << 20)
-#define HM_PARALLEL_COPY_MIN (4u * HM_PARALLEL_COPY_CHUNK)
+/* Host-to-pinned copies run on OpenMP threads from KR_PARALLEL_COPY_MIN bytes on (kr_parallel_copy,
+ * key_region.h). */
 
 /* Uploads of a tree (the device copy, a re-upload after an update): host arrays that are not
  * pinned go through HM_UPLOAD_BUFFERS pinned buffers of HM_UPLOAD_CHUNK bytes, filled by OpenMP

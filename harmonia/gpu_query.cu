@@ -351,7 +351,7 @@ static harmonia_status finish_lane_window(harmonia_tree *tree, const hm_call *c,
     HM_CUDA(tree, cudaEventSynchronize(lane->done));
     for (int k = 0; k < HM_LANE_OUT; k++)
         if (c->out[k] && !pinned_out[k])
-            hm_parallel_copy((char *)c->out[k] + lane->pending_start * c->out_elem[k], lane->h_out[k],
+            kr_parallel_copy((char *)c->out[k] + lane->pending_start * c->out_elem[k], lane->h_out[k],
                           lane->pending_count * c->out_elem[k], c->threads);
     return HARMONIA_OK;
 }
@@ -390,7 +390,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
         for (int k = 0; k < c->n_in && e == cudaSuccess; k++) {
             const void *src = (const char *)c->in[k] + start * c->in_elem[k];
             if (!pinned_in[k]) {
-                hm_parallel_copy(lane->h_in[k], src, n * c->in_elem[k], c->threads);
+                kr_parallel_copy(lane->h_in[k], src, n * c->in_elem[k], c->threads);
                 src = lane->h_in[k];
             }
             e = cudaMemcpyAsync(lane->d_in[k], src, n * c->in_elem[k], cudaMemcpyHostToDevice, lane->stream);
@@ -737,9 +737,9 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
         if (e != cudaSuccess)
             return hm_gpu_fail(tree, e, "range collect on host arrays");
         if (keys_out)
-            hm_parallel_copy((char *)keys_out + chunk_start * kb, lane->h_out[0], pairs * kb, c->threads);
+            kr_parallel_copy((char *)keys_out + chunk_start * kb, lane->h_out[0], pairs * kb, c->threads);
         if (values_out)
-            hm_parallel_copy((char *)values_out + chunk_start * kb, lane->h_out[1], pairs * kb, c->threads);
+            kr_parallel_copy((char *)values_out + chunk_start * kb, lane->h_out[1], pairs * kb, c->threads);
     }
     return HARMONIA_OK;
 }

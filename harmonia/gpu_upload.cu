@@ -12,22 +12,6 @@
 
 #include "harmonia/gpu_internal.h"
 
-void hm_parallel_copy(void *dst, const void *src, size_t bytes, int threads)
-{
-    const size_t chunk = HM_PARALLEL_COPY_CHUNK;
-    if (bytes < HM_PARALLEL_COPY_MIN) {
-        memcpy(dst, src, bytes);
-        return;
-    }
-    const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
-    const int team = kr_resolve_threads(threads);
-#pragma omp parallel for schedule(static) num_threads(team)
-    for (int64_t i = 0; i < chunks; i++) {
-        size_t off = (size_t)i * chunk;
-        memcpy((char *)dst + off, (const char *)src + off, bytes - off < chunk ? bytes - off : chunk);
-    }
-}
-
 static bool is_pinned(const void *p)
 {
     cudaPointerAttributes a;
@@ -92,7 +76,7 @@ cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaS
             e = cudaEventSynchronize(s->reusable[b]);
         if (e != cudaSuccess)
             break;
-        hm_parallel_copy(s->buffer[b], (const char *)src + off, n, threads);
+        kr_parallel_copy(s->buffer[b], (const char *)src + off, n, threads);
         e = cudaMemcpyAsync((char *)dst + off, s->buffer[b], n, cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess)
             e = cudaEventRecord(s->reusable[b], stream);

@@ -801,22 +801,6 @@ typedef struct prepare_context {
     int threads; /* the update's OpenMP team */
 } prepare_context;
 
-static void copy_parallel(void *dst, const void *src, size_t bytes, int threads)
-{
-    const size_t chunk = (size_t)1 << 20;
-    if (bytes < 4 * chunk) {
-        memcpy(dst, src, bytes);
-        return;
-    }
-    const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
-    const int team = kr_resolve_threads(threads);
-#pragma omp parallel for schedule(static) num_threads(team)
-    for (int64_t i = 0; i < chunks; i++) {
-        const size_t off = (size_t)i * chunk;
-        memcpy((char *)dst + off, (const char *)src + off, bytes - off < chunk ? bytes - off : chunk);
-    }
-}
-
 /* The copy-on-write of an in-place batch (upd_params.prepare_target): makes *target a copy of the
  * published version t in arrays no query reads. The spare, when it holds the version before with
  * the same shape (spare_delta), is brought up to t by the leaves the last batch changed (and the
@@ -843,7 +827,7 @@ static harmonia_status prepare_copy(void *context, const kr_tree *t, kr_tree *ta
                    leaf_bytes);
         }
         if (tree->spare_ranks)
-            copy_parallel(spare->leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), threads);
+            kr_parallel_copy(spare->leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), threads);
         *target = *t;
         target->keys = spare->keys;
         target->leaf_values = spare->leaf_values;
@@ -861,10 +845,10 @@ static harmonia_status prepare_copy(void *context, const kr_tree *t, kr_tree *ta
     harmonia_status st = kr_alloc_arrays_reusing(target, spare, 0.125, err);
     if (st != HARMONIA_OK)
         return st;
-    copy_parallel(target->keys, t->keys, kr_key_slots(t) * kb, threads);
-    copy_parallel(target->leaf_values, t->leaf_values, t->n_leaves * leaf_bytes, threads);
-    copy_parallel(target->first_child, t->first_child, (t->n_internal + 1) * sizeof(uint32_t), threads);
-    copy_parallel(target->leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), threads);
+    kr_parallel_copy(target->keys, t->keys, kr_key_slots(t) * kb, threads);
+    kr_parallel_copy(target->leaf_values, t->leaf_values, t->n_leaves * leaf_bytes, threads);
+    kr_parallel_copy(target->first_child, t->first_child, (t->n_internal + 1) * sizeof(uint32_t), threads);
+    kr_parallel_copy(target->leaf_rank, t->leaf_rank, (t->n_leaves + 1) * sizeof(uint64_t), threads);
     return HARMONIA_OK;
 }
 

@@ -184,6 +184,13 @@ void kr_test_fail_allocation_after(long allocations);
  * (omp_get_max_threads), anything else is taken as it is. No component changes OpenMP's settings. */
 int kr_resolve_threads(int threads);
 
+/* Copies bytes between host arrays on kr_resolve_threads(threads) OpenMP threads: copies of
+ * KR_PARALLEL_COPY_MIN bytes and more in chunks of KR_PARALLEL_COPY_CHUNK bytes, smaller ones by
+ * one memcpy (the copy-on-write of an update, the GPU engine's pinned staging). */
+#define KR_PARALLEL_COPY_CHUNK ((size_t)1 << 20)
+#define KR_PARALLEL_COPY_MIN (4 * KR_PARALLEL_COPY_CHUNK)
+void kr_parallel_copy(void *dst, const void *src, size_t bytes, int threads);
+
 typedef struct kr_build_params {
     uint32_t key_bits, fanout, leaf_size;
     double leaf_fill;

@@ -23,6 +23,21 @@
 
 int kr_resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
+void kr_parallel_copy(void *dst, const void *src, size_t bytes, int threads)
+{
+    if (bytes < KR_PARALLEL_COPY_MIN) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const size_t chunk = KR_PARALLEL_COPY_CHUNK;
+    const int64_t chunks = (int64_t)((bytes + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(threads))
+    for (int64_t i = 0; i < chunks; i++) {
+        const size_t off = (size_t)i * chunk;
+        memcpy((char *)dst + off, (const char *)src + off, bytes - off < chunk ? bytes - off : chunk);
+    }
+}
+
 void kr_leaf_batch(const kr_tree *t, const void *queries, uint64_t count, uint64_t *leaf_out, int threads)
 {
     const uint64_t groups = (count + SEARCH_GROUP - 1) / SEARCH_GROUP;
