@@ -13,8 +13,16 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 harmonia_install_deps
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+# each stage's wall time, printed when the next one starts and at the end (CI's budget is 15 minutes)
+stage_name="" stage_t0=$SECONDS
+stage() {
+    [ -n "$stage_name" ] && echo "-- $stage_name: $((SECONDS - stage_t0)) s (total $SECONDS s)"
+    stage_name=$1 stage_t0=$SECONDS
+    [ -n "$1" ] && echo "== $1 =="
+    return 0
+}
 
-echo "== build and test (release) =="
+stage "build and test (release)"
 [ -d build-test ] || meson setup build-test -Dbuildtype=release
 ninja -C build-test
 # CUDA objects must carry their header dependencies (root meson.build: meson 1.0 gives nvcc none,
@@ -27,14 +35,14 @@ if grep -q "cuda_COMPILER" build-test/build.ninja; then
 fi
 meson test -C build-test --print-errorlogs --num-processes 1
 
-echo "== the installed library: meson install, then the example through pkg-config (shared and static) =="
+stage "the installed library: meson install, then the example through pkg-config (shared and static)"
 bash scripts/test_install.sh build-test
 # where CUDA is absent the CPU-only library must install and link too
 [ -d build-cpu ] || meson setup build-cpu -Dcuda=disabled -Dtests=false -Dbuildtype=release > /dev/null
 ninja -C build-cpu > /dev/null
 bash scripts/test_install.sh build-cpu
 
-echo "== Python package: pip install . into a venv, python -m pytest, the example =="
+stage "Python package: pip install . into a venv, python -m pytest, the example"
 # The build dir is kept (build-py/build), so a second run compiles only what changed; CUDA (where
 # nvcc is found) for sm_90 alone: CI has no GPU, this checks that the GPU engine builds and links.
 harmonia_install_python_deps
@@ -50,14 +58,14 @@ build-py/venv/bin/python examples/olap_join.py --dimension "$py_example/customer
 rm -rf "$py_example"
 echo "Python package: $((SECONDS - py_started)) s"
 
-echo "== CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer =="
+stage "CPU-only build under AddressSanitizer + UndefinedBehaviorSanitizer"
 [ -d build-asan ] || meson setup build-asan -Dcuda=disabled -Dbuildtype=debug -Doptimization=1 \
     -Db_sanitize=address,undefined -Db_lundef=false
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 4
 
-echo "== Python tests against the extension under AddressSanitizer + UndefinedBehaviorSanitizer =="
+stage "Python tests against the extension under AddressSanitizer + UndefinedBehaviorSanitizer"
 # the extension and the library objects in it instrumented (CPU engine), preloaded runtimes; Python
 # itself is not instrumented, so leaks are not checked
 py_started=$SECONDS
@@ -74,7 +82,7 @@ asan_python -c 'import harmonia, sys; sys.exit("asan-site" not in harmonia.__fil
 asan_python -m pytest -q -p no:cacheprovider python/tests
 echo "Python tests under the sanitizers: $((SECONDS - py_started)) s"
 
-echo "== fuzzing: libFuzzer harnesses, ${HARMONIA_FUZZ_SECONDS:-25} s each (clang) =="
+stage "fuzzing: libFuzzer harnesses, ${HARMONIA_FUZZ_SECONDS:-25} s each (clang)"
 if harmonia_install_fuzz_deps; then
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dcuda=disabled -Dtests=false \
         -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false
@@ -107,7 +115,7 @@ fi
 # the runtime's own internals are not instrumented (ignore_noninstrumented_modules). The CLI tests
 # stay out: they run the tool under resource limits (file size, threads) that TSan's shadow
 # memory and libomp's messages do not fit.
-echo "== CPU-only build under ThreadSanitizer (clang, LLVM OpenMP + Archer): the OpenMP library tests =="
+stage "CPU-only build under ThreadSanitizer (clang, LLVM OpenMP + Archer): the OpenMP library tests"
 archer=""
 if command -v clang >/dev/null 2>&1 && harmonia_install_fuzz_deps; then
     archer="$(dirname "$(readlink -f "$(command -v clang)")")/../lib/libarcher.so"
@@ -122,3 +130,4 @@ if [ -n "$archer" ] && [ -f "$archer" ]; then
 else
     echo "no clang with libarcher.so: ThreadSanitizer skipped (install clang and libomp-dev to run it)"
 fi
+stage ""
