@@ -31,16 +31,6 @@ extern "C" bool hm_gpu_is_device_pointer(const void *p, int *device_out)
     return true;
 }
 
-static bool is_pinned(const void *p)
-{
-    cudaPointerAttributes a;
-    if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return a.type == cudaMemoryTypeHost;
-}
-
 /* --- pinned staging ------------------------------------------------------------------------------
  * HM_BUILD_STAGING_BUFFERS buffers used in turn: buffer b is refilled (up) or emptied (down) on the
  * host once its last DMA is done, while the DMAs of the other buffers run. */
@@ -82,7 +72,7 @@ static void staging_free(hm_gpu *work, staging *s)
 /* host (pageable or pinned) -> device, queued on stream; returns once the last chunk is queued. */
 static cudaError_t stage_up(staging *s, void *dst, const void *src, size_t bytes, cudaStream_t stream)
 {
-    if (is_pinned(src))
+    if (hm_is_pinned_host(src))
         return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
     for (size_t off = 0; off < bytes; off += HM_BUILD_STAGING_CHUNK) {
         const int b = (int)(s->next++ % HM_BUILD_STAGING_BUFFERS);

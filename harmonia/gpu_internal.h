@@ -116,6 +116,10 @@ void hm_device_leave(const hm_device_scope *scope);
  * falls back to a pageable copy: slower, the same bytes. */
 cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads);
 
+/* Whether p is pinned (page-locked or registered) host memory: such arrays are copied directly,
+ * without staging (gpu_upload.cu; the query pipelines and the GPU build ask it too). */
+bool hm_is_pinned_host(const void *p);
+
 /* Frees the staging (after the copy's stream is idle). */
 void hm_upload_staging_free(hm_gpu *g);
 

@@ -67,16 +67,6 @@ static int device_residency(const void *p, int device)
     return 0;
 }
 
-static bool is_pinned_host_pointer(const void *p)
-{
-    cudaPointerAttributes a;
-    if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    return a.type == cudaMemoryTypeHost;
-}
-
 /* The group size G of a call: the config's, else the tree's stored choice, else the policy's. */
 static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint32_t *g_out)
 {
@@ -377,9 +367,9 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
     /* arrays the caller pinned are copied to and from directly */
     bool pinned_in[HM_LANE_IN] = {0}, pinned_out[HM_LANE_OUT] = {0};
     for (int k = 0; k < c->n_in; k++)
-        pinned_in[k] = is_pinned_host_pointer(c->in[k]);
+        pinned_in[k] = hm_is_pinned_host(c->in[k]);
     for (int k = 0; k < HM_LANE_OUT; k++)
-        pinned_out[k] = c->out[k] && is_pinned_host_pointer(c->out[k]);
+        pinned_out[k] = c->out[k] && hm_is_pinned_host(c->out[k]);
     for (uint64_t w = 0; w < windows && st == HARMONIA_OK && e == cudaSuccess; w++) {
         hm_lane *lane = &g->lanes[w % lanes];
         st = finish_lane_window(tree, c, lane, pinned_out);

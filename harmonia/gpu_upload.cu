@@ -12,10 +12,10 @@
 
 #include "harmonia/gpu_internal.h"
 
-static bool is_pinned(const void *p)
+bool hm_is_pinned_host(const void *p)
 {
     cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
         cudaGetLastError();
         return false;
     }
@@ -65,7 +65,7 @@ cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaS
 {
     if (bytes == 0)
         return cudaSuccess;
-    if (bytes < HM_UPLOAD_STAGED_MIN || is_pinned(src) || !have_staging(g))
+    if (bytes < HM_UPLOAD_STAGED_MIN || hm_is_pinned_host(src) || !have_staging(g))
         return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
     hm_upload_staging *s = &g->upload;
     cudaError_t e = cudaSuccess;
