@@ -120,6 +120,24 @@ cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaS
  * without staging (gpu_upload.cu; the query pipelines and the GPU build ask it too). */
 bool hm_is_pinned_host(const void *p);
 
+/* Whether the pinned staging exists or could be made now (false: pageable copies). */
+bool hm_upload_staging_ready(hm_gpu *g);
+
+/* The dirty leaves (ascending leaf indices of t) of an in-place batch, keys and values, to device
+ * arrays of t's shape on `stream` (gpu_scatter.cu): gathered into the pinned staging with their
+ * indices, one DMA a staging chunk, put in place by a kernel. *done false (and cudaSuccess) when it
+ * could not run (no staging, no device room for a chunk, odd sizes): nothing was queued, the caller
+ * copies spans instead. Returns with the work queued; the caller synchronises `stream` before the
+ * host arrays change. *bytes grows by what was sent. */
+cudaError_t hm_scatter_dirty_leaves(hm_gpu *g, const kr_tree *t, void *d_keys, void *d_values,
+                                    const uint64_t *dirty_leaves, uint64_t n_dirty, cudaStream_t stream,
+                                    uint64_t *bytes, bool *done);
+
+/* Device memory of a copy usable on any stream once `stream` reaches this point, and its free after
+ * the work queued on `stream` (waiting for it where the allocator's free is immediate). */
+cudaError_t hm_gpu_alloc_on(hm_gpu *g, void **pointer, size_t bytes, cudaStream_t stream);
+void hm_gpu_free_on(hm_gpu *g, void *pointer, size_t bytes, cudaStream_t stream);
+
 /* Frees the staging (after the copy's stream is idle). */
 void hm_upload_staging_free(hm_gpu *g);
 

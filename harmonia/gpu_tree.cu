@@ -103,6 +103,26 @@ static cudaError_t alloc_on(hm_gpu *g, void **pointer, size_t bytes, cudaStream_
     return cudaMalloc(pointer, bytes);
 }
 
+cudaError_t hm_gpu_alloc_on(hm_gpu *g, void **pointer, size_t bytes, cudaStream_t stream)
+{
+    return alloc_on(g, pointer, bytes, stream);
+}
+
+void hm_gpu_free_on(hm_gpu *g, void *pointer, size_t bytes, cudaStream_t stream)
+{
+    if (!pointer)
+        return;
+    if (g->has_allocator && g->allocator.device_free) {
+        cudaStreamSynchronize(stream); /* the caller's free may be immediate */
+        g->allocator.device_free(g->allocator.context, pointer, bytes ? bytes : 1, (void *)stream);
+    } else if (g->stream_ordered) {
+        cudaFreeAsync(pointer, stream);
+    } else {
+        cudaStreamSynchronize(stream);
+        cudaFree(pointer);
+    }
+}
+
 cudaError_t hm_gpu_alloc(hm_gpu *g, void **pointer, size_t bytes)
 {
     return alloc_on(g, pointer, bytes, g->stream);
@@ -533,7 +553,8 @@ extern "C" uint64_t hm_gpu_l2_bytes(harmonia_tree *tree)
     return l2;
 }
 
-/* Copies the dirty leaves' keys and values (runs of nearby leaves together) and the leaf ranks
+/* Copies the dirty leaves' keys and values (runs of nearby leaves together; leaves spread thinly
+ * over the level gathered into one DMA and scattered by a kernel, else one span) and the leaf ranks
  * (when ranks_changed) of t from the host into device arrays of t's shape, on `stream`; *bytes
  * grows by what was sent. */
 static cudaError_t copy_dirty(hm_gpu *g, const kr_tree *t, void *d_keys, void *d_values, uint64_t *d_leaf_rank,
@@ -546,7 +567,11 @@ static cudaError_t copy_dirty(hm_gpu *g, const kr_tree *t, void *d_keys, void *d
     cudaError_t e = cudaSuccess;
     for (uint64_t i = 0; i < n_dirty; i++)
         runs += i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + HM_SYNC_GAP;
-    for (uint64_t i = 0; i < n_dirty && e == cudaSuccess;) {
+    bool gathered = false;
+    if (runs > HM_SYNC_MAX_RUNS && n_dirty * HM_SYNC_GATHER_RATIO <= dirty_leaves[n_dirty - 1] - dirty_leaves[0] + 1)
+        /* too many runs for separate copies, too few leaves for one span: gathered, one DMA */
+        e = hm_scatter_dirty_leaves(g, t, d_keys, d_values, dirty_leaves, n_dirty, stream, bytes, &gathered);
+    for (uint64_t i = gathered ? n_dirty : 0; i < n_dirty && e == cudaSuccess;) {
         uint64_t first = dirty_leaves[i], last = first;
         if (runs > HM_SYNC_MAX_RUNS) {
             last = dirty_leaves[n_dirty - 1];

@@ -61,6 +61,11 @@ static bool have_staging(hm_gpu *g)
     return true;
 }
 
+bool hm_upload_staging_ready(hm_gpu *g)
+{
+    return have_staging(g);
+}
+
 cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads)
 {
     if (bytes == 0)
