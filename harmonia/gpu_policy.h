@@ -20,11 +20,11 @@
 #define HM_SYNC_GAP 64u
 #define HM_SYNC_MAX_RUNS 1024u
 
-/* With more runs than that, dirty leaves that are at most 1 / HM_SYNC_GATHER_RATIO of the span
- * from the first to the last are gathered into the pinned staging with their indices, sent in one
- * DMA a chunk and scattered by a kernel (gpu_scatter.cu) instead of sending the span: a thin spread
- * (a delete-only 2^16 batch: 65K of 4.2M leaves) sends 17 MB, not 1.1 GB. Denser sets keep the
- * span (gathering copies on the host what a span sends straight through the staging). The kernel: HM_SCATTER_BLOCK threads a
+/* Dirty leaves that are at most 1 / HM_SYNC_GATHER_RATIO of the leaves those copies would send
+ * (the runs with their bridged gaps, or the span) are gathered into the pinned staging with their
+ * indices, sent in one DMA a chunk and scattered by a kernel (gpu_scatter.cu) instead: a thin
+ * spread (a delete-only 2^16 batch: 65K of 4.2M leaves) sends 17 MB, not 1.1 GB. Denser sets keep
+ * the copies (gathering copies on the host what they send through the staging). The kernel: HM_SCATTER_BLOCK threads a
  * block, at most HM_SCATTER_MAX_BLOCKS blocks (grid-stride), one 16-byte word a thread. */
 #define HM_SYNC_GATHER_RATIO 2u
 #define HM_SCATTER_BLOCK 256u

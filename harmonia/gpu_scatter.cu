@@ -38,8 +38,9 @@ cudaError_t hm_scatter_dirty_leaves(hm_gpu *g, const kr_tree *t, void *d_keys, v
         return cudaSuccess;
     const size_t per_leaf = 2 * leaf_bytes + sizeof(uint64_t);
     const uint64_t capacity = (HM_UPLOAD_CHUNK - 16) / per_leaf; /* leaves a chunk holds */
+    const size_t scratch_bytes = n_dirty < capacity ? 16 + (size_t)n_dirty * per_leaf : HM_UPLOAD_CHUNK;
     void *scratch = NULL;
-    if (hm_gpu_alloc_on(g, &scratch, HM_UPLOAD_CHUNK, stream) != cudaSuccess) {
+    if (hm_gpu_alloc_on(g, &scratch, scratch_bytes, stream) != cudaSuccess) {
         cudaGetLastError(); /* no room for the chunk on the device: the caller copies spans */
         return cudaSuccess;
     }
@@ -56,7 +57,7 @@ cudaError_t hm_scatter_dirty_leaves(hm_gpu *g, const kr_tree *t, void *d_keys, v
         char *buffer = (char *)s->buffer[b];
         const size_t keys_at = align_16(n * sizeof(uint64_t)), values_at = keys_at + n * leaf_bytes;
         const size_t used = values_at + n * leaf_bytes;
-        assert(used <= HM_UPLOAD_CHUNK);
+        assert(used <= scratch_bytes);
         uint64_t *index = (uint64_t *)buffer;
         const uint64_t *leaves = dirty_leaves + first;
         const char *host_keys = (const char *)t->keys + leaf_base_bytes, *host_values = (const char *)t->leaf_values;
@@ -84,7 +85,7 @@ cudaError_t hm_scatter_dirty_leaves(hm_gpu *g, const kr_tree *t, void *d_keys, v
         *bytes += used;
         first += n;
     }
-    hm_gpu_free_on(g, scratch, HM_UPLOAD_CHUNK, stream);
+    hm_gpu_free_on(g, scratch, scratch_bytes, stream);
     *done = e == cudaSuccess;
     return e;
 }

@@ -553,8 +553,10 @@ extern "C" uint64_t hm_gpu_l2_bytes(harmonia_tree *tree)
     return l2;
 }
 
-/* Copies the dirty leaves' keys and values (runs of nearby leaves together; leaves spread thinly
- * over the level gathered into one DMA and scattered by a kernel, else one span) and the leaf ranks
+/* Copies the dirty leaves' keys and values (runs of nearby leaves together, gaps of clean leaves
+ * bridged, or one span when the runs are too many; gathered into one DMA and scattered by a kernel
+ * instead when they are at most 1 / HM_SYNC_GATHER_RATIO of what those copies send and those are
+ * large enough to go through the staging anyway) and the leaf ranks
  * (when ranks_changed) of t from the host into device arrays of t's shape, on `stream`; *bytes
  * grows by what was sent. */
 static cudaError_t copy_dirty(hm_gpu *g, const kr_tree *t, void *d_keys, void *d_values, uint64_t *d_leaf_rank,
@@ -563,13 +565,18 @@ static cudaError_t copy_dirty(hm_gpu *g, const kr_tree *t, void *d_keys, void *d
 {
     const size_t kb = t->key_bits / 8, leaf_bytes = (size_t)t->leaf_size * kb;
     const uint64_t leaf_base = kr_leaf_key_offset(t, 0);
-    uint64_t runs = 0;
+    uint64_t runs = 0, covered = 0; /* the leaves the runs span, gaps bridged */
     cudaError_t e = cudaSuccess;
-    for (uint64_t i = 0; i < n_dirty; i++)
-        runs += i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + HM_SYNC_GAP;
+    for (uint64_t i = 0; i < n_dirty; i++) {
+        const bool starts = i == 0 || dirty_leaves[i] > dirty_leaves[i - 1] + HM_SYNC_GAP;
+        runs += starts;
+        covered += starts ? 1 : dirty_leaves[i] - dirty_leaves[i - 1];
+    }
+    if (runs > HM_SYNC_MAX_RUNS) /* one span from the first to the last */
+        covered = n_dirty ? dirty_leaves[n_dirty - 1] - dirty_leaves[0] + 1 : 0;
     bool gathered = false;
-    if (runs > HM_SYNC_MAX_RUNS && n_dirty * HM_SYNC_GATHER_RATIO <= dirty_leaves[n_dirty - 1] - dirty_leaves[0] + 1)
-        /* too many runs for separate copies, too few leaves for one span: gathered, one DMA */
+    if (n_dirty > 0 && n_dirty * HM_SYNC_GATHER_RATIO <= covered && 2 * covered * leaf_bytes >= HM_UPLOAD_STAGED_MIN)
+        /* the dirty leaves are a small part of what the copies would send: gathered, one DMA */
         e = hm_scatter_dirty_leaves(g, t, d_keys, d_values, dirty_leaves, n_dirty, stream, bytes, &gathered);
     for (uint64_t i = gathered ? n_dirty : 0; i < n_dirty && e == cudaSuccess;) {
         uint64_t first = dirty_leaves[i], last = first;
