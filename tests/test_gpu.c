@@ -623,6 +623,91 @@ static void test_large_uploads(void **state)
     tu_model_free(&m);
 }
 
+/* In-place batches whose dirty leaves are spread thinly over the level (more runs than
+ * HM_SYNC_MAX_RUNS, at most half the span): gathered into the pinned staging with their indices,
+ * one DMA a chunk, put in place by a kernel (gpu_scatter.cu). A full tree of 5M 64-bit keys
+ * (312,500 leaves): updates of the first key of leaves picked by a pattern, then deletes of them
+ * (the leaf ranks change too): clusters of 62 dirty leaves 68 apart (149K leaves: two staging
+ * chunks of 127K) and single leaves 150 apart (one chunk). Every answer on the GPU checked against
+ * the CPU engine; the bytes sent are the gathered leaves' (and the ranks), not a span. Then the same
+ * with no pinned memory (no staging: the span, as before, and the same answers). */
+static void test_scattered_in_place(void **state)
+{
+    (void)state;
+    uint64_t rng = 93;
+    tu_model m;
+    tu_model_make(&m, 64, 5000000, TU_UNIFORM, &rng);
+    const uint64_t nq = 200000;
+    void *q = make_queries(&m, nq, &rng);
+    const uint64_t patterns[3][2] = {{130, 62}, {150, 1}, {150, 1}}; /* period, dirty leaves a period */
+    for (int variant = quick() ? 1 : 0; variant < 3; variant++) { /* (two chunks: too slow under the sanitizer) */
+        void *k, *v;
+        tu_model_arrays(&m, &k, &v, 1, &rng);
+        harmonia_build_config c;
+        harmonia_build_config_init(&c);
+        c.key_bits = 64;
+        c.fanout = 16;
+        c.leaf_size = 16;
+        c.leaf_fill = 1.0;
+        harmonia_tree *t = NULL;
+        if (harmonia_build(&c, k, v, m.n, &t) != HARMONIA_OK)
+            fail_msg("build: %s", harmonia_last_error(NULL));
+        free(k);
+        free(v);
+        if (variant == 2) {
+            harmonia_allocator a;
+            harmonia_allocator_init(&a);
+            a.host_alloc = refuse_pinned;
+            a.host_free = unused_free;
+            assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
+        }
+        assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
+        const uint64_t period = patterns[variant][0], per = patterns[variant][1], n_leaves = t->kr.n_leaves;
+        uint64_t n = 0;
+        for (uint64_t li = 0; li < n_leaves; li++)
+            n += li % period < per;
+        uint8_t *kinds = malloc(n);
+        uint64_t *keys = malloc(n * 8), *values = malloc(n * 8);
+        for (int round = 0; round < 2; round++) { /* updates, then deletes */
+            uint64_t i = 0;
+            for (uint64_t li = 0; li < n_leaves; li++) {
+                if (li % period >= per)
+                    continue;
+                uint64_t key, value;
+                kr_at_rank(&t->kr, t->kr.leaf_rank[li] + (round == 0 ? 0 : 1), &key, &value); /* a key of leaf li */
+                kinds[i] = round == 0 ? HARMONIA_OP_UPDATE : HARMONIA_OP_DELETE;
+                keys[i] = key;
+                values[i++] = ~value;
+            }
+            assert_int_equal(i, n);
+            harmonia_update_stats st;
+            if (harmonia_update(t, NULL, kinds, keys, values, n, &st) != HARMONIA_OK)
+                fail_msg("update %d (variant %d): %s", round, variant, harmonia_last_error(t));
+            assert_false(st.shape_changed);
+            assert_int_equal(st.leaves_touched, n);
+            assert_true(st.incremental_upload);
+            const uint64_t gathered = n * (2 * 16 * 8 + 8) + 64 + (round == 1 ? (n_leaves + 1) * 8 : 0);
+            if (variant < 2)
+                assert_true(st.uploaded_bytes <= gathered); /* not the span (2 x 128 B x its leaves) */
+            else
+                assert_true(st.uploaded_bytes > gathered); /* no staging: the span */
+            harmonia_tree_info info;
+            assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+            assert_int_equal(info.device_version, info.version);
+            check_lookups(t, 64, keys, n, 2, 0, 0, 1, 0); /* the changed keys (round 1: absent) */
+            check_lookups(t, 64, q, nq, 4, 1, 0, 1, 0);
+            check_lower_bounds(t, 64, keys, n, 8, 0, 0, 1);
+            assert_int_equal(harmonia_check(t), HARMONIA_OK);
+        }
+        free(kinds);
+        free(keys);
+        free(values);
+        harmonia_free(t);
+    }
+    free(q);
+    tu_model_free(&m);
+}
+
 /* Options the other tests leave at their defaults: pipeline depth 1 and 2, a PSA bit override,
  * async calls on an explicit stream, pinned host arrays, ranges at G = 16 and 32, a host collect of
  * a few very long ranges (cut into pieces), and arrays in the wrong memory (INVALID, no crash). */
@@ -768,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_options_and_misuse),
         cmocka_unit_test(test_out_of_device_memory),
         cmocka_unit_test(test_large_uploads),
+        cmocka_unit_test(test_scattered_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
