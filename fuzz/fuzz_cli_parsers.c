@@ -1,5 +1,5 @@
-/* fuzz_cli_parsers.c — libFuzzer harness of the harmonia tool's input parsers (harmonia/cli/
- * cli_io.c, cli_common.c): the first byte picks the parser and the key width, the rest is the
+/* fuzz_cli_parsers.c — libFuzzer harness of the tools' input parsers (harmonia/cli/cli_io.c,
+ * cli_text.c, cli_common.c: the library cli_support, which harmonia-dist shares): the first byte picks the parser and the key width, the rest is the
  * file (a memfd read through /proc/self/fd): text and binary records of 1 or 2 fields (keys,
  * pairs, queries, ranges), text and binary operations files; and, on the same bytes, the number
  * parser in both syntaxes and the JSON string writer. A crash, a leak, a hang, a number parsed

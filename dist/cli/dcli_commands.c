@@ -368,10 +368,10 @@ static int point_command(bool lower_bound, int argc, char **argv)
     const void *queries = q.input.column[0];
     void *values = malloc(n > 0 ? n * width : 1), *keys = malloc(n > 0 ? n * width : 1);
     uint8_t *found = malloc(n > 0 ? n : 1);
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (values == NULL || keys == NULL || found == NULL)
-        dcli_fail(&err, "out of memory for %" PRIu64 " results", n);
+        cli_fail(&err, "out of memory for %" PRIu64 " results", n);
     if (dcli_agree(&err) != 0) {
         free(values);
         free(keys);
@@ -484,10 +484,10 @@ int dcli_cmd_range(int argc, char **argv)
     const void *lo = q.input.column[0], *hi = q.input.column[1];
     uint64_t *counts = malloc((n + 1) * sizeof *counts);
     void *keys = NULL, *values = NULL;
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (counts == NULL)
-        dcli_fail(&err, "out of memory for %" PRIu64 " ranges", n);
+        cli_fail(&err, "out of memory for %" PRIu64 " ranges", n);
     if (dcli_agree(&err) != 0) {
         free(counts);
         query_teardown(&q);
@@ -510,7 +510,7 @@ int dcli_cmd_range(int argc, char **argv)
             keys = malloc(pairs > 0 ? pairs * width : 1);
             values = malloc(pairs > 0 ? pairs * width : 1);
             if (keys == NULL || values == NULL)
-                dcli_fail(&err, "out of memory for the %" PRIu64 " pairs of the ranges", pairs);
+                cli_fail(&err, "out of memory for the %" PRIu64 " pairs of the ranges", pairs);
             if (dcli_agree(&err) != 0) {
                 status = CLI_EXIT_FAIL;
                 goto done;
@@ -824,10 +824,10 @@ int dcli_cmd_info(int argc, char **argv)
     mine.leaf_size = info.local.leaf_size;
     mine.device = info.device;
     shard_row *rows = dcli_rank == 0 ? malloc((size_t)dcli_ranks * sizeof *rows) : NULL;
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (dcli_rank == 0 && rows == NULL)
-        dcli_fail(&err, "out of memory");
+        cli_fail(&err, "out of memory");
     if (dcli_agree(&err) != 0) {
         harmonia_dist_free(dist);
         return CLI_EXIT_FAIL;

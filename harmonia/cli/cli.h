@@ -1,6 +1,9 @@
-/* cli.h — what the commands of the harmonia tool share: exit codes, messages in the
- * "harmonia <command>: <where>: <what>" form, the table-driven option parser, number parsing,
- * clocks and JSON string output. File formats live in cli_io.h, the progress bar in cli_progress.h. */
+/* cli.h — what the commands of the harmonia tool share, and with them harmonia-dist's (dist/cli/:
+ * both link the library cli_support, harmonia/cli/meson.build): exit codes, messages in the
+ * "harmonia <command>: <where>: <what>" form and the failures kept for later (cli_err), the command
+ * table, the table-driven option parser, number parsing, clocks and JSON string output. File
+ * formats live in cli_io.h (one line or record of them in cli_text.h), the progress bar in
+ * cli_progress.h. */
 #ifndef HARMONIA_CLI_H
 #define HARMONIA_CLI_H
 
@@ -39,6 +42,39 @@ int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
  * or the message starts with it already (the loader names the file itself). Returns
  * CLI_EXIT_FAIL. */
 int cli_library_error(const harmonia_tree *tree, harmonia_status status, const char *context);
+
+/* ---- failures printed or kept -----------------------------------------------------------------
+ * The steps both tools share (the parsers of cli_text.h) report into a cli_err: the harmonia tool
+ * prints each failure at once, as cli_error does; harmonia-dist keeps a rank's first one until the
+ * ranks agree on it (dist/cli/dcli.h: dcli_agree) and rank 0 prints it. */
+#define CLI_MESSAGE_BYTES 1024
+
+typedef struct cli_err {
+    int failed; /* 0 or CLI_EXIT_FAIL */
+    bool keep;  /* true: the first message is kept in message, nothing printed */
+    char message[CLI_MESSAGE_BYTES];
+} cli_err;
+
+/* No failure yet; keep as above. */
+void cli_err_init(cli_err *err, bool keep);
+
+/* Records a failure: printed at once ("harmonia <command>: <message>", as cli_error), or kept in
+ * err->message when keep is set and it is the first. Returns err->failed (CLI_EXIT_FAIL). */
+int cli_fail(cli_err *err, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* ---- the command table ----------------------------------------------------------------------- */
+typedef struct cli_command_entry {
+    const char *name;
+    int (*run)(int argc, char **argv); /* the words after the command's name */
+    const char *summary;               /* one line of the tool's --help */
+} cli_command_entry;
+
+/* The "  <name> <summary>" lines of a tool's --help, one per command. */
+void cli_print_commands(FILE *out, const cli_command_entry *commands, size_t n);
+
+/* The entry of commands[0 .. n-1] named name, or NULL. */
+const cli_command_entry *cli_find_command(const cli_command_entry *commands, size_t n,
+                                          const char *name);
 
 /* ---- options --------------------------------------------------------------------------------
  * Each command describes its options in a table; cli_parse fills in what the command line gave.

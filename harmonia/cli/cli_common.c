@@ -1,5 +1,6 @@
-/* cli_common.c — the shared machinery of the harmonia tool: messages and exit codes, the option
- * parser and --help printer, number parsing, clock, JSON strings. No command logic lives here. */
+/* cli_common.c — the shared machinery of the harmonia tool (and of harmonia-dist, which links it):
+ * messages and exit codes, failures printed or kept (cli_err), the command table, the option parser
+ * and --help printer, number parsing, clock, JSON strings. No command logic lives here. */
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -52,6 +53,41 @@ int cli_usage_error(const char *fmt, ...)
     else
         fprintf(stderr, "Try 'harmonia --help'.\n");
     return CLI_EXIT_USAGE;
+}
+
+void cli_err_init(cli_err *err, bool keep)
+{
+    err->failed = 0;
+    err->keep = keep;
+    err->message[0] = '\0';
+}
+
+int cli_fail(cli_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!err->keep)
+        report(fmt, ap);
+    else if (!err->failed)
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->failed = CLI_EXIT_FAIL;
+    return err->failed;
+}
+
+void cli_print_commands(FILE *out, const cli_command_entry *commands, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+}
+
+const cli_command_entry *cli_find_command(const cli_command_entry *commands, size_t n,
+                                          const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
 }
 
 int cli_library_error(const harmonia_tree *tree, harmonia_status status, const char *context)
