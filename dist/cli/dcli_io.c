@@ -364,15 +364,8 @@ void dcli_put_char(dcli_buf *b, char c)
 
 void dcli_put_u64(dcli_buf *b, uint64_t v)
 {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    if (reserve(b, (size_t)n))
-        while (n > 0)
-            b->data[b->used++] = digits[--n];
+    char text[24];
+    dcli_put(b, text, cli_u64_digits(v, text));
 }
 
 void dcli_put_bin(dcli_buf *b, uint32_t key_bits, uint64_t v)

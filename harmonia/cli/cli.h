@@ -151,6 +151,10 @@ double cli_now(void); /* seconds of a monotonic clock */
  * of the same number, \u00XX (its Latin-1 reading), so the document is always valid JSON. */
 void cli_json_string(FILE *out, const char *s);
 
+/* Writes value's decimal digits to text (no '\0'; 20 at the most) and returns how many: the
+ * results writers' formatter (cli_write_u64, harmonia-dist's dcli_put_u64), faster than printf. */
+size_t cli_u64_digits(uint64_t value, char text[24]);
+
 /* Formats a byte count as "12.3 MiB". buf needs 32 bytes. */
 const char *cli_format_bytes(uint64_t bytes, char *buf);
 
@@ -194,6 +198,20 @@ uint64_t cli_report_stale_temps(const char *path, bool remove, FILE *json_out);
 /* Reads --NAME as a node size: 0 when not given, else a power of two in [8, 128]
  * (CLI_EXIT_USAGE otherwise). */
 int cli_opt_node_size(const cli_spec *spec, const char *name, uint64_t *out);
+
+/* The options both tools spell alike, read into what the library takes (CLI_EXIT_USAGE, after
+ * cli_opt_choice's message, for another value):
+ *   --bits: 32 or 64 (default 64), a key width;
+ *   --duplicates: reject (default), first or last;
+ *   --insert-existing: error (default) or upsert; --update-missing: error (default) or skip;
+ *   --psa: auto (default, -1), on (1) or off (0), as harmonia_query_config.psa;
+ *   --format of query results: text (default) or bin (*binary true). */
+int cli_opt_key_bits(const cli_spec *spec, uint32_t *key_bits);
+int cli_opt_duplicates(const cli_spec *spec, harmonia_duplicates *out);
+int cli_opt_insert_existing(const cli_spec *spec, harmonia_insert_policy *out);
+int cli_opt_update_missing(const cli_spec *spec, harmonia_update_policy *out);
+int cli_opt_psa(const cli_spec *spec, int *psa);
+int cli_opt_results_format(const cli_spec *spec, bool *binary);
 
 /* Reads --constant-levels: a count of levels (0..64) or "all"; HARMONIA_CONSTANT_LEVELS_DEFAULT
  * when not given (CLI_EXIT_USAGE otherwise). */

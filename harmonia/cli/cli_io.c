@@ -160,17 +160,27 @@ static bool grow(growing_column *column, uint64_t needed, size_t width)
     return true;
 }
 
-static int read_text(const char *path, uint32_t key_bits, int min_fields, int max_fields,
-                     const char *what, const char *width_hint, cli_records *out,
-                     cli_progress *progress)
+/* Opens a text file; *size_out is its size in bytes for the progress bar (1 when unknown).
+ * Returns 0, or CLI_EXIT_FAIL after a message. */
+static int open_text(const char *path, FILE **file_out, double *size_out)
 {
     FILE *file = fopen(path, "r");
     if (file == NULL)
         return cli_error("%s: cannot open: %s", path, strerror(errno));
     struct stat st;
+    *size_out = fstat(fileno(file), &st) == 0 && st.st_size > 0 ? (double)st.st_size : 1.0;
+    *file_out = file;
+    return 0;
+}
+
+static int read_text(const char *path, uint32_t key_bits, int min_fields, int max_fields,
+                     const char *what, const char *width_hint, cli_records *out,
+                     cli_progress *progress)
+{
+    FILE *file = NULL;
     double size = 1.0;
-    if (fstat(fileno(file), &st) == 0 && st.st_size > 0)
-        size = (double)st.st_size;
+    if (open_text(path, &file, &size) != 0)
+        return CLI_EXIT_FAIL;
     size_t width = key_bits / 8;
     growing_column columns[2] = {{NULL, 0}, {NULL, 0}};
     char *line = NULL;
@@ -309,13 +319,10 @@ void cli_ops_free(cli_ops *ops)
 static int read_ops_text(const char *path, uint32_t key_bits, cli_ops *out,
                          cli_progress *progress)
 {
-    FILE *file = fopen(path, "r");
-    if (file == NULL)
-        return cli_error("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
+    FILE *file = NULL;
     double size = 1.0;
-    if (fstat(fileno(file), &st) == 0 && st.st_size > 0)
-        size = (double)st.st_size;
+    if (open_text(path, &file, &size) != 0)
+        return CLI_EXIT_FAIL;
     size_t width = key_bits / 8;
     growing_column kinds = {NULL, 0}, keys = {NULL, 0}, values = {NULL, 0}, lines = {NULL, 0};
     char *line = NULL;
@@ -556,16 +563,8 @@ void cli_write_char(cli_writer *writer, char c)
 
 void cli_write_u64(cli_writer *writer, uint64_t value)
 {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value != 0);
     char text[24];
-    for (int i = 0; i < n; i++)
-        text[i] = digits[n - 1 - i];
-    fwrite_unlocked(text, 1, (size_t)n, writer->file);
+    fwrite_unlocked(text, 1, cli_u64_digits(value, text), writer->file);
 }
 
 void cli_write_bin(cli_writer *writer, uint32_t key_bits, uint64_t value)
