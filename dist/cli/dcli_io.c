@@ -62,7 +62,7 @@ static int read_at(int fd, void *buffer, uint64_t bytes, uint64_t offset, const 
             continue;
         if (got <= 0)
             return cli_fail(err, "%s: read failed: %s", path,
-                             got < 0 ? strerror(errno) : "the file shrank while reading");
+                            got < 0 ? strerror(errno) : "the file shrank while reading");
         at += got;
         offset += (uint64_t)got;
         bytes -= (uint64_t)got;
