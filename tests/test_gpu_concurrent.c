@@ -219,6 +219,14 @@ static harmonia_tree *build_on_budget(const hc_world *w, budget *b)
     return tree;
 }
 
+/* Frees a tree of build_on_budget: every byte it drew on the budget must be back. */
+static void free_on_budget(harmonia_tree *tree, budget *b)
+{
+    harmonia_free(tree);
+    assert_int_equal(b->live, 0);
+    pthread_mutex_destroy(&b->lock);
+}
+
 /* Runs every query kind once in every reader mode (the scratch and staging made before a budget is
  * measured). */
 static void warm_up(harmonia_tree *tree, const hc_world *w, gpu_reader *readers, int n)
@@ -307,9 +315,7 @@ static void test_two_copies_do_not_fit(void **state)
     assert_int_equal(info.device_version, info.version);
     for (int i = 0; i < 3; i++)
         reader_free(&readers[i]);
-    harmonia_free(tree);
-    assert_int_equal(b.live, 0);
-    pthread_mutex_destroy(&b.lock);
+    free_on_budget(tree, &b);
     hc_world_free(w);
 }
 
@@ -360,9 +366,7 @@ static void test_no_room_for_the_new_copy(void **state)
     free(m.keys);
     free(m.values);
     free(r);
-    harmonia_free(tree);
-    assert_int_equal(b.live, 0);
-    pthread_mutex_destroy(&b.lock);
+    free_on_budget(tree, &b);
     hc_world_free(w);
 }
 
