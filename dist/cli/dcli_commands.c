@@ -32,12 +32,12 @@ int dcli_cmd_build(int argc, char **argv)
     cli_opt opts[] = {
         {"input", "FILE", "the key,value pairs (or keys) to index; each rank reads its part (required)", NULL},
         {"out", "MANIFEST", "the manifest to write; the shard files go beside it (required)", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"format", "F", "input format: auto (default), bin or text", NULL},
-        {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL},
+        CLI_OPT_KEYS_ONLY,
         {"fanout", "F", "children per internal node: 8, 16, 32, 64, 128 (default: the library's)", NULL},
-        {"leaf-size", "L", "keys per leaf: 8, 16, 32, 64, 128 (default: library's)", NULL},
-        {"fill", "X", "fraction of each leaf filled, in (0, 1] (default: library's)", NULL},
+        CLI_OPT_LEAF_SIZE,
+        CLI_OPT_FILL,
         {"duplicates", "P", "a key present twice: reject (default), first or last (in file order)", NULL},
         {"samples", "N", "keys sampled per rank for the splitters (default 16384)", NULL},
         {"balance", "X", "rebalance when a shard is off the mean by more than X (default 0.05; "
@@ -180,14 +180,14 @@ int dcli_cmd_build(int argc, char **argv)
 #define QUERY_OPTS                                                                                \
     {"index", "MANIFEST", "the index's manifest (required)", NULL},                               \
     {"out", "FILE", "write the results to FILE (default: standard output)", NULL},                \
-    {"format", "F", "results as text (default) or bin", NULL},                                    \
+    CLI_OPT_RESULTS_FORMAT,                                    \
     {"json", NULL, "results (and the summary) as JSON", NULL},                                    \
-    {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL},                    \
+    CLI_OPT_QUERY_BACKEND,                    \
     {"threads", "T", "CPU engine threads per rank (default: the node's cores / its ranks)", NULL},\
     {"group-size", "G", "GPU: threads per query, 1..32 and <= F", NULL},                          \
-    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL},         \
-    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},              \
-    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                    \
+    CLI_OPT_PSA,         \
+    CLI_OPT_WINDOW,              \
+    CLI_OPT_PIPELINE_DEPTH,                    \
     {"no-verify", NULL, "load the shards without their checksums and integrity checks", NULL},    \
     {"quiet", NULL, "no summary", NULL}
 
@@ -449,7 +449,7 @@ int dcli_cmd_range(int argc, char **argv)
     cli_opt opts[] = {
         {"ranges", "FILE", "the ranges: lo,hi records, inclusive; each rank reads its part (required)", NULL},
         {"ranges-format", "F", "format of the ranges file: auto (default), bin or text", NULL},
-        {"collect", NULL, "write the key,value pairs of each range, not only its count", NULL},
+        CLI_OPT_COLLECT,
         QUERY_OPTS,
     };
     cli_spec spec = {
@@ -600,8 +600,8 @@ int dcli_cmd_update(int argc, char **argv)
         {"ops", "FILE", "the operations, applied as one batch; each rank reads its part (required)", NULL},
         {"out", "MANIFEST", "save the updated index here (default: over --index)", NULL},
         {"format", "F", "format of the operations file: auto (default), bin or text", NULL},
-        {"insert-existing", "P", "an insert of a present key: error (default) or upsert", NULL},
-        {"update-missing", "P", "an update of a missing key: error (default) or skip", NULL},
+        CLI_OPT_INSERT_EXISTING,
+        CLI_OPT_UPDATE_MISSING,
         {"split-fill", "X", "fill of the nodes an overflowing leaf splits into, in (0, 1]", NULL},
         {"threads", "T", "OpenMP threads per rank (default: the node's cores / its ranks)", NULL},
         {"json", NULL, "print the statistics as JSON", NULL},

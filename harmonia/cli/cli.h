@@ -97,6 +97,33 @@ typedef struct cli_spec {
 
 #define CLI_COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
 
+/* The entries of the options both tools spell alike (their --help lines included), for the
+ * commands' tables; cli_opt_key_bits and the readers below read them. */
+#define CLI_OPT_BITS \
+    {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL}
+#define CLI_OPT_KEYS_ONLY \
+    {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL}
+#define CLI_OPT_LEAF_SIZE \
+    {"leaf-size", "L", "keys per leaf: 8, 16, 32, 64, 128 (default: library's)", NULL}
+#define CLI_OPT_FILL \
+    {"fill", "X", "fraction of each leaf filled, in (0, 1] (default: library's)", NULL}
+#define CLI_OPT_INSERT_EXISTING \
+    {"insert-existing", "P", "an insert of a present key: error (default) or upsert", NULL}
+#define CLI_OPT_UPDATE_MISSING \
+    {"update-missing", "P", "an update of a missing key: error (default) or skip", NULL}
+#define CLI_OPT_RESULTS_FORMAT \
+    {"format", "F", "results as text (default) or bin", NULL}
+#define CLI_OPT_PSA \
+    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL}
+#define CLI_OPT_WINDOW \
+    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL}
+#define CLI_OPT_PIPELINE_DEPTH \
+    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL}
+#define CLI_OPT_COLLECT \
+    {"collect", NULL, "write the key,value pairs of each range, not only its count", NULL}
+#define CLI_OPT_QUERY_BACKEND \
+    {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL}
+
 /* Parses argv[0 .. argc-1] (the words after the command) against spec->opts. Words that are not
  * options go to positional[0 .. max_positional-1] (their number in *n_positional). Returns 0, or
  * CLI_HELP_SHOWN after printing help for --help / -h, or CLI_EXIT_USAGE after printing what was

@@ -139,7 +139,7 @@ int cli_cmd_bench(int argc, char **argv)
         {"queries", "N", "point queries per run (default 2^24)", NULL},
         {"ranges", "N", "range-count queries per run (default queries/4; 0 = skip)", NULL},
         {"range-length", "K", "keys per range (default 64)", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"dist", "D", "key distribution: uniform (default), dense, normal, zipf", NULL},
         {"hit-rate", "H", "fraction of point queries that are keys (default 1)", NULL},
         {"fanout", "F", "F of the tree (default: 16 for 64-bit keys, 32 for 32-bit)", NULL},

@@ -40,7 +40,7 @@ static int generate_keys(int argc, char **argv)
     cli_opt opts[] = {
         {"count", "N", "number of distinct keys (required; 2^20 and 1e6 forms work)", NULL},
         {"dist", "D", "uniform (default), dense, normal or zipf", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"values", "V", "rowid (default: the pair's position in the file) or random", NULL},
         {"sorted", NULL, "write the pairs in ascending key order (default: random order)", NULL},
         {"seed", "S", "seed of the generator (default 42)", NULL},

@@ -14,16 +14,16 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
 #define COMMON_OPTS                                                                              \
     {"index", "INDEX", "the index file (required)", NULL},                                      \
     {"out", "FILE", "write the results to FILE (default: standard output)", NULL},              \
-    {"format", "F", "results as text (default) or bin", NULL},                                  \
+    CLI_OPT_RESULTS_FORMAT,                                  \
     {"json", NULL, "results (and the summary) as JSON", NULL},                                  \
-    {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL},                  \
+    CLI_OPT_QUERY_BACKEND,                  \
     {"threads", "T", "CPU engine threads (default: OpenMP's)", NULL},                           \
     {"group-size", "G", "GPU: threads per query of the descent kernels, 1..32 and <= F (default: "\
                         "the index's stored choice, else 64 bytes of a node per thread)", NULL},  \
-    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL},       \
-    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},             \
+    CLI_OPT_PSA,       \
+    CLI_OPT_WINDOW,             \
     {"psa-bits", "B", "GPU: bucket bits of the PSA partition (default: buckets of ~32 leaves)", NULL}, \
-    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
+    CLI_OPT_PIPELINE_DEPTH,                 \
     {"constant-levels", "N", "GPU: internal levels read from constant memory, a count or all "   \
                              "(default 1: the root)", NULL},                                      \
     {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},                                                \
@@ -300,7 +300,7 @@ int cli_cmd_range(int argc, char **argv)
     cli_opt opts[] = {
         {"ranges", "FILE", "the ranges: lo,hi records, inclusive (required)", NULL},
         {"ranges-format", "F", "format of the ranges file: auto (default), bin or text", NULL},
-        {"collect", NULL, "write the key,value pairs of each range, not only its count", NULL},
+        CLI_OPT_COLLECT,
         COMMON_OPTS,
     };
     cli_spec spec = {

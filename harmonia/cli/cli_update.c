@@ -127,8 +127,8 @@ int cli_cmd_update(int argc, char **argv)
         {"ops", "FILE", "the operations to apply, as one batch (required)", NULL},
         {"out", "INDEX", "save the updated index here (default: over --index)", NULL},
         {"format", "F", "format of the operations file: auto (default), bin or text", NULL},
-        {"insert-existing", "P", "an insert of a present key: error (default) or upsert", NULL},
-        {"update-missing", "P", "an update of a missing key: error (default) or skip", NULL},
+        CLI_OPT_INSERT_EXISTING,
+        CLI_OPT_UPDATE_MISSING,
         {"split-fill", "X", "fill of the nodes an overflowing leaf splits into, in (0, 1] "
                             "(default: library's)", NULL},
         {"threads", "T", "OpenMP threads (default: OpenMP's)", NULL},
