@@ -1,10 +1,12 @@
-/* fuzz_cli_parsers.c — libFuzzer harness of the harmonia tool's input parsers (harmonia/cli/
- * cli_io.c, cli_common.c): the first byte picks the parser and the key width, the rest is the
- * file (a memfd read through /proc/self/fd): text and binary records of 1 or 2 fields (keys,
- * pairs, queries, ranges), text and binary operations files; and, on the same bytes, the number
- * parser in both syntaxes and the JSON string writer. A crash, a leak, a hang, a number parsed
- * differently from strtoull, a record count that disagrees with the file size, or JSON that is
- * not valid UTF-8 is a finding. */
+/* fuzz_cli_parsers.c — libFuzzer harness of the tools' input parsers (harmonia/cli/cli_io.c,
+ * cli_text.c, cli_common.c: the library cli_support, which harmonia-dist shares): the first byte
+ * picks the parser and the key width, the rest is the file (a memfd read through /proc/self/fd):
+ * text and binary records of 1 or 2 fields (keys, pairs, queries, ranges), text and binary
+ * operations files; and, on the same bytes, the number parser in both syntaxes and the JSON string
+ * writer; the text lines also as harmonia-dist reads them (the shared line rules of cli_text.h
+ * with its wording, failures kept). A crash, a leak, a hang, a number parsed differently from
+ * strtoull, a record count that disagrees with the file size, or JSON that is not valid UTF-8 is a
+ * finding. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +18,7 @@
 
 #include "harmonia/cli/cli.h"
 #include "harmonia/cli/cli_io.h"
+#include "harmonia/cli/cli_text.h"
 
 static int memfd = -1;
 static char path[64];
@@ -106,6 +109,42 @@ static void check_json(const uint8_t *data, size_t size)
     free(s);
 }
 
+/* harmonia-dist's reading of the same text (dist/cli/dcli_io.c): each line through the shared line
+ * rules with its wording and its failures kept, not printed. A line's verdict must agree with the
+ * kept failure, and what it returns must fit the rules. */
+static void check_dist_lines(const uint8_t *body, size_t size, uint32_t key_bits, int fields, bool ops)
+{
+    char *text = malloc(size + 1);
+    if (text == NULL)
+        return;
+    memcpy(text, body, size);
+    text[size] = '\0';
+    const cli_text_rules rules = {"fuzz", key_bits, 1, fields, "record", " (use --bits 64?)", true};
+    uint64_t line_no = 0;
+    for (size_t at = 0; at < size;) {
+        const char *nl = memchr(text + at, '\n', size - at);
+        size_t length = nl != NULL ? (size_t)(nl - (text + at)) : size - at;
+        char *line = text + at;
+        line[length] = '\0';
+        cli_err err;
+        cli_err_init(&err, true);
+        uint64_t values[3] = {0, 0, 0};
+        int kind = 0, n;
+        if (ops)
+            n = cli_text_op_line(&rules, line, length, ++line_no, &kind, &values[0], &values[1], &err);
+        else
+            n = cli_text_record_line(&rules, line, length, ++line_no, values, &err);
+        if ((n < 0) != (err.failed != 0) || (n < 0 && err.message[0] == '\0') || n > (ops ? 1 : fields) ||
+            kind < 0 || kind > HARMONIA_OP_DELETE)
+            abort();
+        for (int f = 0; f < 3; f++)
+            if (values[f] > cli_max_key(key_bits))
+                abort();
+        at += length + 1;
+    }
+    free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -129,6 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             cli_records_free(&records);
         }
+        check_dist_lines(body, body_size, key_bits, fields, false);
         break;
     }
     case 1: { /* binary records */
@@ -153,6 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
             cli_ops_free(&ops);
         }
+        check_dist_lines(body, body_size, key_bits, fields, true);
         break;
     }
     default: { /* binary operations */

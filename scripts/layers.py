@@ -2,7 +2,8 @@
 """layers.py — the component layers of Harmonia: which folder may include which. Includes go down
 only: prefix_sum/ and util/ at the bottom, key_region/ on them, psa/, ntg/ and cpu_update/ above,
 harmonia/ (the front) on top; the tool (harmonia/cli/), the tests, the benchmarks and the fuzzers
-sit above the library, the examples, dist/ and the Python extension (python/) use the public header
+sit above the library (the harmonia tool's folder, with the CLI support that harmonia-dist links,
+uses nothing of dist/), the examples, dist/ and the Python extension (python/) use the public header
 only. The table below is the
 one statement of the rule; the build reads it twice:
 
@@ -36,6 +37,13 @@ PUBLIC_ONLY = {
     'dist': ['util'],
     'python': [],
 }
+# the tools: above the library, they may include any of it, but the harmonia tool's folder (with the
+# CLI support, cli_support, that harmonia-dist links) uses nothing of dist/: dist/cli/ depends on
+# harmonia/cli/, never the reverse. folder: the folders (and public headers) it may not include.
+TOOL_LAYERS = {
+    'harmonia/cli': ['dist', 'dist/cli', 'harmonia_dist.h'],
+    'dist/cli': [],
+}
 PROJECT_FOLDERS = set(LIBRARY_LAYERS) | {'harmonia/cli', 'tests', 'bench', 'fuzz', 'examples', 'dist', 'python',
                                          'include'}
 SOURCE_ENDINGS = ('.c', '.h', '.cu', '.cuh')
@@ -57,10 +65,31 @@ def folder_of_include(path):
     """The project folder an include path names, or None for system and public headers."""
     if path.startswith('harmonia/cli/'):
         return 'harmonia/cli'
+    if path.startswith('dist/cli/'):
+        return 'dist/cli'
     if '/' not in path:
         return None
     top = path.split('/', 1)[0]
     return top if top in PROJECT_FOLDERS else None
+
+
+def tool_problems(full, rel, owner):
+    """The includes of a tool's file (harmonia/cli/, dist/cli/) against TOOL_LAYERS."""
+    problems = []
+    forbidden = TOOL_LAYERS[owner]
+    with open(full, encoding='utf-8', errors='replace') as f:
+        for number, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            path = m.group(2)
+            where = '%s:%d: #include %s%s%s' % (rel, number, m.group(1), path, '>' if m.group(1) == '<' else '"')
+            if '..' in path.split('/'):
+                problems.append('%s: includes go through the include paths, not ".."' % where)
+            elif folder_of_include(path) in forbidden or path in forbidden:
+                problems.append('%s: %s/ may not include %s: dist/cli/ uses the harmonia tool\'s CLI support, '
+                                'not the reverse (scripts/layers.py)' % (where, owner, path))
+    return problems
 
 
 def check(src):
@@ -76,8 +105,11 @@ def check(src):
                 full = os.path.join(dirpath, name)
                 rel = os.path.relpath(full, src).replace(os.sep, '/')
                 owner = folder_of_file(rel)
-                if owner is None or owner in ('harmonia/cli', 'dist/cli'):
-                    continue  # the tools sit above the library: they may include any of it
+                if owner is None:
+                    continue
+                if owner in TOOL_LAYERS:
+                    problems += tool_problems(full, rel, owner)
+                    continue
                 allowed = LIBRARY_LAYERS.get(owner, PUBLIC_ONLY.get(owner, []))
                 with open(full, encoding='utf-8', errors='replace') as f:
                     for number, line in enumerate(f, 1):

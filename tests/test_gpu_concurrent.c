@@ -200,6 +200,33 @@ static harmonia_tree *build_initial(const hc_world *w)
     return tree;
 }
 
+/* The initial tree with its device copy made through a budget allocator (b, no limit yet: the
+ * test sets one under b->lock once it knows what the copy takes). The library copies the
+ * allocator struct; b must outlive the tree. */
+static harmonia_tree *build_on_budget(const hc_world *w, budget *b)
+{
+    harmonia_tree *tree = build_initial(w);
+    memset(b, 0, sizeof *b);
+    pthread_mutex_init(&b->lock, NULL);
+    b->limit = UINT64_MAX;
+    harmonia_allocator alloc;
+    harmonia_allocator_init(&alloc);
+    alloc.context = b;
+    alloc.device_alloc = budget_alloc;
+    alloc.device_free = budget_free;
+    assert_int_equal(harmonia_set_device(tree, HARMONIA_DEVICE_CURRENT, &alloc), HARMONIA_OK);
+    assert_int_equal(harmonia_device_upload(tree), HARMONIA_OK);
+    return tree;
+}
+
+/* Frees a tree of build_on_budget: every byte it drew on the budget must be back. */
+static void free_on_budget(harmonia_tree *tree, budget *b)
+{
+    harmonia_free(tree);
+    assert_int_equal(b->live, 0);
+    pthread_mutex_destroy(&b->lock);
+}
+
 /* Runs every query kind once in every reader mode (the scratch and staging made before a budget is
  * measured). */
 static void warm_up(harmonia_tree *tree, const hc_world *w, gpu_reader *readers, int n)
@@ -253,18 +280,8 @@ static void test_two_copies_do_not_fit(void **state)
 {
     (void)state;
     hc_world *w = hc_world_make(26);
-    harmonia_tree *tree = build_initial(w);
     budget b;
-    memset(&b, 0, sizeof b);
-    pthread_mutex_init(&b.lock, NULL);
-    b.limit = UINT64_MAX;
-    harmonia_allocator alloc;
-    harmonia_allocator_init(&alloc);
-    alloc.context = &b;
-    alloc.device_alloc = budget_alloc;
-    alloc.device_free = budget_free;
-    assert_int_equal(harmonia_set_device(tree, HARMONIA_DEVICE_CURRENT, &alloc), HARMONIA_OK);
-    assert_int_equal(harmonia_device_upload(tree), HARMONIA_OK);
+    harmonia_tree *tree = build_on_budget(w, &b);
     gpu_reader readers[3];
     void *contexts[3];
     const int modes[3] = {0, 1, 2};
@@ -298,9 +315,7 @@ static void test_two_copies_do_not_fit(void **state)
     assert_int_equal(info.device_version, info.version);
     for (int i = 0; i < 3; i++)
         reader_free(&readers[i]);
-    harmonia_free(tree);
-    assert_int_equal(b.live, 0);
-    pthread_mutex_destroy(&b.lock);
+    free_on_budget(tree, &b);
     hc_world_free(w);
 }
 
@@ -311,18 +326,8 @@ static void test_no_room_for_the_new_copy(void **state)
 {
     (void)state;
     hc_world *w = hc_world_make(27);
-    harmonia_tree *tree = build_initial(w);
     budget b;
-    memset(&b, 0, sizeof b);
-    pthread_mutex_init(&b.lock, NULL);
-    b.limit = UINT64_MAX;
-    harmonia_allocator alloc;
-    harmonia_allocator_init(&alloc);
-    alloc.context = &b;
-    alloc.device_alloc = budget_alloc;
-    alloc.device_free = budget_free;
-    assert_int_equal(harmonia_set_device(tree, HARMONIA_DEVICE_CURRENT, &alloc), HARMONIA_OK);
-    assert_int_equal(harmonia_device_upload(tree), HARMONIA_OK);
+    harmonia_tree *tree = build_on_budget(w, &b);
     uint64_t copy_bytes = 0;
     assert_int_equal(harmonia_device_bytes(tree, &copy_bytes), HARMONIA_OK);
     pthread_mutex_lock(&b.lock);
@@ -361,9 +366,7 @@ static void test_no_room_for_the_new_copy(void **state)
     free(m.keys);
     free(m.values);
     free(r);
-    harmonia_free(tree);
-    assert_int_equal(b.live, 0);
-    pthread_mutex_destroy(&b.lock);
+    free_on_budget(tree, &b);
     hc_world_free(w);
 }
 

@@ -3,7 +3,9 @@
  * a data file (binary records split by record, text split at line boundaries, line numbers of the
  * whole file), and writing results in query order (each rank's bytes at their offset in one file,
  * or gathered by rank 0 to standard output). Internal prefix dcli_. The option parser, number
- * parsing and file-format names are the harmonia tool's (harmonia/cli/cli.h, cli_io.h). */
+ * parsing, file formats, the rules of a text line or binary record, the kept failures (cli_err) and
+ * the command table are the harmonia tool's (harmonia/cli/cli.h, cli_io.h, cli_text.h: the library
+ * cli_support, which both tools link). */
 #ifndef HARMONIA_DCLI_H
 #define HARMONIA_DCLI_H
 
@@ -16,26 +18,17 @@
 #include "harmonia/cli/cli_io.h"
 #include "harmonia_dist.h"
 
-#define DCLI_MESSAGE_BYTES 1024
-
 /* ---- the run -------------------------------------------------------------------------------- */
 extern int dcli_rank, dcli_ranks;
 extern const char *dcli_command; /* "build", "lookup", ... */
 
-/* A step's outcome on this rank, agreed by dcli_agree. */
-typedef struct dcli_err {
-    int failed; /* 0 or CLI_EXIT_FAIL / CLI_EXIT_USAGE */
-    char message[DCLI_MESSAGE_BYTES];
-} dcli_err;
-
-void dcli_err_clear(dcli_err *err);
-/* Records a failure (the first one wins); returns CLI_EXIT_FAIL. */
-int dcli_fail(dcli_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A step's outcome on this rank is a cli_err that keeps its first failure (harmonia/cli/cli.h:
+ * cli_err_init(&err, true), cli_fail), agreed by dcli_agree. */
 
 /* Collective: when any rank failed, rank 0 prints "harmonia-dist <command>: <message>" of the
  * lowest failing rank (with "rank R: " when the message does not name a rank already and there is
  * more than one rank) and every rank gets that rank's exit code; else 0. */
-int dcli_agree(dcli_err *err);
+int dcli_agree(cli_err *err);
 
 /* Prints "harmonia-dist <command>: <message>" on rank 0 (for what every rank knows alike). */
 int dcli_error0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

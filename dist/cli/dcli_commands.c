@@ -9,13 +9,6 @@
 
 #include "dcli.h"
 
-static const char *const bits_names[] = {"32", "64", NULL};
-static const char *const duplicate_policies[] = {"reject", "first", "last", NULL};
-static const char *const out_formats[] = {"text", "bin", NULL};
-static const char *const psa_modes[] = {"auto", "on", "off", NULL};
-static const char *const insert_policies[] = {"error", "upsert", NULL};
-static const char *const update_policies[] = {"error", "skip", NULL};
-
 /* rank 0's answer, for every rank */
 static bool rank0_true(bool value)
 {
@@ -39,12 +32,12 @@ int dcli_cmd_build(int argc, char **argv)
     cli_opt opts[] = {
         {"input", "FILE", "the key,value pairs (or keys) to index; each rank reads its part (required)", NULL},
         {"out", "MANIFEST", "the manifest to write; the shard files go beside it (required)", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"format", "F", "input format: auto (default), bin or text", NULL},
-        {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL},
+        CLI_OPT_KEYS_ONLY,
         {"fanout", "F", "children per internal node: 8, 16, 32, 64, 128 (default: the library's)", NULL},
-        {"leaf-size", "L", "keys per leaf: 8, 16, 32, 64, 128 (default: library's)", NULL},
-        {"fill", "X", "fraction of each leaf filled, in (0, 1] (default: library's)", NULL},
+        CLI_OPT_LEAF_SIZE,
+        CLI_OPT_FILL,
         {"duplicates", "P", "a key present twice: reject (default), first or last (in file order)", NULL},
         {"samples", "N", "keys sampled per rank for the splitters (default 16384)", NULL},
         {"balance", "X", "rebalance when a shard is off the mean by more than X (default 0.05; "
@@ -68,18 +61,20 @@ int dcli_cmd_build(int argc, char **argv)
     dcli_capture_begin();
     int status = cli_parse(&spec, argc, argv, NULL, 0, NULL);
     const char *input = NULL, *out = NULL;
-    int bits_index = 1, format = 0, duplicates = 0;
+    int format = 0;
+    uint32_t key_bits = 64;
+    harmonia_duplicates duplicates = HARMONIA_DUPLICATES_REJECT;
     uint64_t fanout = 0, leaf_size = 0, threads = 0, samples = 0;
     double fill = 0.0, balance = 0.0;
     if (status == 0)
         (void)((status = cli_opt_required(&spec, "input", &input)) ||
          (status = cli_opt_required(&spec, "out", &out)) ||
-         (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+         (status = cli_opt_key_bits(&spec, &key_bits)) ||
          (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
          (status = cli_opt_node_size(&spec, "fanout", &fanout)) ||
          (status = cli_opt_node_size(&spec, "leaf-size", &leaf_size)) ||
          (status = cli_opt_double(&spec, "fill", 0.0, 0.0, 1.0, &fill)) ||
-         (status = cli_opt_choice(&spec, "duplicates", duplicate_policies, 0, &duplicates)) ||
+         (status = cli_opt_duplicates(&spec, &duplicates)) ||
          (status = cli_opt_u64(&spec, "samples", 0, 0, (uint64_t)1 << 22, &samples)) ||
          (status = cli_opt_double(&spec, "balance", 0.0, -1.0, 10.0, &balance)) ||
          (status = cli_opt_u64(&spec, "threads", 0, 0, 1u << 16, &threads)));
@@ -88,7 +83,6 @@ int dcli_cmd_build(int argc, char **argv)
     dcli_capture_end();
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
-    const uint32_t key_bits = bits_index == 0 ? 32 : 64;
     const bool quiet = cli_opt_given(&spec, "quiet"), json = cli_opt_given(&spec, "json");
     if (cli_is_stdout(out))
         return dcli_error0("--out: an index is saved to files, not standard output"), CLI_EXIT_USAGE;
@@ -112,9 +106,7 @@ int dcli_cmd_build(int argc, char **argv)
         config.build.leaf_size = (uint32_t)leaf_size;
     if (fill > 0.0)
         config.build.leaf_fill = fill;
-    config.build.duplicates = duplicates == 0   ? HARMONIA_DUPLICATES_REJECT
-                              : duplicates == 1 ? HARMONIA_DUPLICATES_KEEP_FIRST
-                                                : HARMONIA_DUPLICATES_KEEP_LAST;
+    config.build.duplicates = duplicates;
     config.build.threads = (int)threads;
     config.samples_per_rank = samples;
     config.balance_tolerance = balance;
@@ -188,14 +180,14 @@ int dcli_cmd_build(int argc, char **argv)
 #define QUERY_OPTS                                                                                \
     {"index", "MANIFEST", "the index's manifest (required)", NULL},                               \
     {"out", "FILE", "write the results to FILE (default: standard output)", NULL},                \
-    {"format", "F", "results as text (default) or bin", NULL},                                    \
+    CLI_OPT_RESULTS_FORMAT,                                    \
     {"json", NULL, "results (and the summary) as JSON", NULL},                                    \
-    {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL},                    \
+    CLI_OPT_QUERY_BACKEND,                    \
     {"threads", "T", "CPU engine threads per rank (default: the node's cores / its ranks)", NULL},\
     {"group-size", "G", "GPU: threads per query, 1..32 and <= F", NULL},                          \
-    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL},         \
-    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},              \
-    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                    \
+    CLI_OPT_PSA,         \
+    CLI_OPT_WINDOW,              \
+    CLI_OPT_PIPELINE_DEPTH,                    \
     {"no-verify", NULL, "load the shards without their checksums and integrity checks", NULL},    \
     {"quiet", NULL, "no summary", NULL}
 
@@ -223,22 +215,21 @@ static int query_setup_run(query_setup *q, cli_spec *spec, int argc, char **argv
     memset(q, 0, sizeof *q);
     dcli_capture_begin();
     int status = cli_parse(spec, argc, argv, NULL, 0, NULL);
-    int out_format = 0, psa_mode = 0;
+    int psa = -1;
     uint64_t threads = 0, group_size = 0, window = 0, depth = 0;
     if (status == 0)
         (void)((status = cli_opt_required(spec, "index", &q->index_path)) ||
          (status = cli_opt_required(spec, input_option, &q->input_path)) ||
          (status = cli_opt_choice(spec, input_format_option, cli_format_names, CLI_FORMAT_AUTO,
                                   &q->input_format)) ||
-         (status = cli_opt_choice(spec, "format", out_formats, 0, &out_format)) ||
+         (status = cli_opt_results_format(spec, &q->binary_out)) ||
          (status = cli_opt_choice(spec, "backend", cli_backend_names, 0, &q->backend_index)) ||
          (status = cli_opt_u64(spec, "threads", 0, 0, 1u << 16, &threads)) ||
          (status = cli_opt_u64(spec, "group-size", 0, 0, 32, &group_size)) ||
-         (status = cli_opt_choice(spec, "psa", psa_modes, 0, &psa_mode)) ||
+         (status = cli_opt_psa(spec, &psa)) ||
          (status = cli_opt_u64(spec, "window", 0, 0, 1u << 30, &window)) ||
          (status = cli_opt_u64(spec, "pipeline-depth", 0, 0, 3, &depth)));
     q->out_path = status == 0 ? cli_opt_str(spec, "out", NULL) : NULL;
-    q->binary_out = out_format == 1;
     q->json = status == 0 && cli_opt_given(spec, "json");
     q->quiet = status == 0 && cli_opt_given(spec, "quiet");
     if (status == 0 && q->json && q->binary_out)
@@ -255,7 +246,7 @@ static int query_setup_run(query_setup *q, cli_spec *spec, int argc, char **argv
     harmonia_query_config_init(&q->config);
     q->config.backend = cli_backend_of(q->backend_index);
     q->config.group_size = (uint32_t)group_size;
-    q->config.psa = psa_mode == 0 ? -1 : psa_mode == 1 ? 1 : 0;
+    q->config.psa = psa;
     q->config.psa_window = window;
     q->config.pipeline_depth = (uint32_t)depth;
     double t0 = MPI_Wtime();
@@ -368,10 +359,10 @@ static int point_command(bool lower_bound, int argc, char **argv)
     const void *queries = q.input.column[0];
     void *values = malloc(n > 0 ? n * width : 1), *keys = malloc(n > 0 ? n * width : 1);
     uint8_t *found = malloc(n > 0 ? n : 1);
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (values == NULL || keys == NULL || found == NULL)
-        dcli_fail(&err, "out of memory for %" PRIu64 " results", n);
+        cli_fail(&err, "out of memory for %" PRIu64 " results", n);
     if (dcli_agree(&err) != 0) {
         free(values);
         free(keys);
@@ -458,7 +449,7 @@ int dcli_cmd_range(int argc, char **argv)
     cli_opt opts[] = {
         {"ranges", "FILE", "the ranges: lo,hi records, inclusive; each rank reads its part (required)", NULL},
         {"ranges-format", "F", "format of the ranges file: auto (default), bin or text", NULL},
-        {"collect", NULL, "write the key,value pairs of each range, not only its count", NULL},
+        CLI_OPT_COLLECT,
         QUERY_OPTS,
     };
     cli_spec spec = {
@@ -484,10 +475,10 @@ int dcli_cmd_range(int argc, char **argv)
     const void *lo = q.input.column[0], *hi = q.input.column[1];
     uint64_t *counts = malloc((n + 1) * sizeof *counts);
     void *keys = NULL, *values = NULL;
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (counts == NULL)
-        dcli_fail(&err, "out of memory for %" PRIu64 " ranges", n);
+        cli_fail(&err, "out of memory for %" PRIu64 " ranges", n);
     if (dcli_agree(&err) != 0) {
         free(counts);
         query_teardown(&q);
@@ -510,7 +501,7 @@ int dcli_cmd_range(int argc, char **argv)
             keys = malloc(pairs > 0 ? pairs * width : 1);
             values = malloc(pairs > 0 ? pairs * width : 1);
             if (keys == NULL || values == NULL)
-                dcli_fail(&err, "out of memory for the %" PRIu64 " pairs of the ranges", pairs);
+                cli_fail(&err, "out of memory for the %" PRIu64 " pairs of the ranges", pairs);
             if (dcli_agree(&err) != 0) {
                 status = CLI_EXIT_FAIL;
                 goto done;
@@ -609,8 +600,8 @@ int dcli_cmd_update(int argc, char **argv)
         {"ops", "FILE", "the operations, applied as one batch; each rank reads its part (required)", NULL},
         {"out", "MANIFEST", "save the updated index here (default: over --index)", NULL},
         {"format", "F", "format of the operations file: auto (default), bin or text", NULL},
-        {"insert-existing", "P", "an insert of a present key: error (default) or upsert", NULL},
-        {"update-missing", "P", "an update of a missing key: error (default) or skip", NULL},
+        CLI_OPT_INSERT_EXISTING,
+        CLI_OPT_UPDATE_MISSING,
         {"split-fill", "X", "fill of the nodes an overflowing leaf splits into, in (0, 1]", NULL},
         {"threads", "T", "OpenMP threads per rank (default: the node's cores / its ranks)", NULL},
         {"json", NULL, "print the statistics as JSON", NULL},
@@ -632,15 +623,17 @@ int dcli_cmd_update(int argc, char **argv)
     dcli_capture_begin();
     int status = cli_parse(&spec, argc, argv, NULL, 0, NULL);
     const char *index_path = NULL, *ops_path = NULL, *target = NULL;
-    int format = 0, insert_existing = 0, update_missing = 0;
+    int format = 0;
+    harmonia_insert_policy insert_existing = HARMONIA_INSERT_EXISTING_ERROR;
+    harmonia_update_policy update_missing = HARMONIA_UPDATE_MISSING_ERROR;
     double split_fill = 0.0;
     uint64_t threads = 0;
     if (status == 0)
         (void)((status = cli_opt_required(&spec, "index", &index_path)) ||
          (status = cli_opt_required(&spec, "ops", &ops_path)) ||
          (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
-         (status = cli_opt_choice(&spec, "insert-existing", insert_policies, 0, &insert_existing)) ||
-         (status = cli_opt_choice(&spec, "update-missing", update_policies, 0, &update_missing)) ||
+         (status = cli_opt_insert_existing(&spec, &insert_existing)) ||
+         (status = cli_opt_update_missing(&spec, &update_missing)) ||
          (status = cli_opt_double(&spec, "split-fill", 0.0, 0.0, 1.0, &split_fill)) ||
          (status = cli_opt_u64(&spec, "threads", 0, 0, 1u << 16, &threads)));
     if (status == 0 && cli_opt_given(&spec, "split-fill") && split_fill <= 0.0)
@@ -674,9 +667,8 @@ int dcli_cmd_update(int argc, char **argv)
     double t2 = MPI_Wtime();
     harmonia_update_config config;
     harmonia_update_config_init(&config);
-    config.insert_existing = insert_existing == 1 ? HARMONIA_INSERT_EXISTING_UPSERT
-                                                  : HARMONIA_INSERT_EXISTING_ERROR;
-    config.update_missing = update_missing == 1 ? HARMONIA_UPDATE_MISSING_SKIP : HARMONIA_UPDATE_MISSING_ERROR;
+    config.insert_existing = insert_existing;
+    config.update_missing = update_missing;
     if (split_fill > 0.0)
         config.split_fill = split_fill;
     config.threads = threads > 0 ? (int)threads : dcli_default_threads(dist);
@@ -824,10 +816,10 @@ int dcli_cmd_info(int argc, char **argv)
     mine.leaf_size = info.local.leaf_size;
     mine.device = info.device;
     shard_row *rows = dcli_rank == 0 ? malloc((size_t)dcli_ranks * sizeof *rows) : NULL;
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (dcli_rank == 0 && rows == NULL)
-        dcli_fail(&err, "out of memory");
+        cli_fail(&err, "out of memory");
     if (dcli_agree(&err) != 0) {
         harmonia_dist_free(dist);
         return CLI_EXIT_FAIL;

@@ -2,8 +2,8 @@
  * read in parts: binary files split by record, text files at line boundaries, each rank parsing
  * its own lines with the line numbers of the whole file; and results written in query order, each
  * rank's bytes at their offset of one file (or gathered to standard output by rank 0).
- * The text rules repeat cli_io.c's (its parsers are private to that file and read whole files by
- * name): fields separated by ',' and/or blanks, decimal or 0x hex, '#' comments, blank lines. */
+ * The rules of one text line or binary record, and their messages, are the harmonia tool's
+ * (harmonia/cli/cli_text.h); what is here is the splitting, the reading and the agreement. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dcli.h"
+#include "harmonia/cli/cli_text.h"
 #include "harmonia/safe_file.h"
 
 #define READ_CHUNK ((size_t)1 << 24)
@@ -30,20 +31,20 @@ void dcli_part_free(dcli_part *part)
 
 /* ---- files ------------------------------------------------------------------------------------ */
 
-static int open_regular(const char *path, int *fd_out, uint64_t *size_out, dcli_err *err)
+static int open_regular(const char *path, int *fd_out, uint64_t *size_out, cli_err *err)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
-        return dcli_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        return cli_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return dcli_fail(err, "%s: cannot stat: %s", path, strerror(e));
+        return cli_fail(err, "%s: cannot stat: %s", path, strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return dcli_fail(err, "%s: not a regular file", path);
+        return cli_fail(err, "%s: not a regular file", path);
     }
     *fd_out = fd;
     *size_out = (uint64_t)st.st_size;
@@ -51,7 +52,7 @@ static int open_regular(const char *path, int *fd_out, uint64_t *size_out, dcli_
 }
 
 static int read_at(int fd, void *buffer, uint64_t bytes, uint64_t offset, const char *path,
-                   dcli_err *err)
+                   cli_err *err)
 {
     char *at = buffer;
     while (bytes > 0) {
@@ -60,8 +61,8 @@ static int read_at(int fd, void *buffer, uint64_t bytes, uint64_t offset, const 
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            return dcli_fail(err, "%s: read failed: %s", path,
-                             got < 0 ? strerror(errno) : "the file shrank while reading");
+            return cli_fail(err, "%s: read failed: %s", path,
+                            got < 0 ? strerror(errno) : "the file shrank while reading");
         at += got;
         offset += (uint64_t)got;
         bytes -= (uint64_t)got;
@@ -90,7 +91,7 @@ static bool alloc_columns(dcli_part *out, int fields, uint64_t capacity, bool op
 /* ---- binary parts ----------------------------------------------------------------------------- */
 
 static int read_binary_part(const char *path, uint32_t key_bits, int fields, const char *what,
-                            bool ops, dcli_part *out, dcli_err *err)
+                            bool ops, dcli_part *out, cli_err *err)
 {
     const size_t width = key_bits / 8, record = width * (size_t)fields;
     int fd;
@@ -99,9 +100,10 @@ static int read_binary_part(const char *path, uint32_t key_bits, int fields, con
         return err->failed;
     if (size % record != 0) {
         close(fd);
-        return dcli_fail(err, "%s: size %" PRIu64 " bytes is not a multiple of the %zu-byte %s record "
-                         "(%d x %u-bit, binary): a wrong key width or format?", path, size, record,
-                         what, fields, key_bits);
+        char record_name[96];
+        return cli_binary_size_fail(path, size, record,
+                                    cli_binary_record_name(what, fields, key_bits, record_name,
+                                                           sizeof record_name), err);
     }
     const uint64_t records = size / record;
     const uint64_t first = (uint64_t)(((unsigned __int128)records * (unsigned)dcli_rank) / (unsigned)dcli_ranks);
@@ -114,7 +116,7 @@ static int read_binary_part(const char *path, uint32_t key_bits, int fields, con
     if (chunk == NULL || !alloc_columns(out, ops ? 2 : fields, out->count, ops)) {
         free(chunk);
         close(fd);
-        return dcli_fail(err, "%s: out of memory for %" PRIu64 " records", path, out->count);
+        return cli_fail(err, "%s: out of memory for %" PRIu64 " records", path, out->count);
     }
     const uint64_t per_chunk = READ_CHUNK / record;
     for (uint64_t done = 0; done < out->count && !err->failed;) {
@@ -122,29 +124,19 @@ static int read_binary_part(const char *path, uint32_t key_bits, int fields, con
         if (read_at(fd, chunk, n * record, (first + done) * record, path, err) != 0)
             break;
         for (uint64_t r = 0; r < n; r++) {
-            uint64_t word[3] = {0, 0, 0};
-            for (int f = 0; f < fields; f++) {
-                const unsigned char *at = chunk + r * record + (size_t)f * width;
-                if (key_bits == 32) {
-                    uint32_t v;
-                    memcpy(&v, at, 4);
-                    word[f] = v;
-                } else {
-                    memcpy(&word[f], at, 8);
-                }
-            }
+            const unsigned char *at = chunk + r * record;
             const uint64_t i = done + r;
             if (ops) {
-                if (word[0] > HARMONIA_OP_DELETE) {
-                    dcli_fail(err, "%s: record %" PRIu64 " (byte offset %" PRIu64 "): kind %" PRIu64
-                              " is not an operation (0 insert, 1 update, 2 upsert, 3 delete)", path,
-                              first + i, (first + i) * record, word[0]);
+                int kind;
+                uint64_t key, value;
+                if (cli_binary_op_record(at, key_bits, path, first + i, &kind, &key, &value, err) != 0)
                     break;
-                }
-                out->kinds[i] = (uint8_t)word[0];
-                cli_set(out->column[0], key_bits, i, word[1]);
-                cli_set(out->column[1], key_bits, i, word[0] == HARMONIA_OP_DELETE ? 0 : word[2]);
+                out->kinds[i] = (uint8_t)kind;
+                cli_set(out->column[0], key_bits, i, key);
+                cli_set(out->column[1], key_bits, i, value);
             } else {
+                uint64_t word[3];
+                cli_binary_words(at, key_bits, fields, word);
                 for (int f = 0; f < fields; f++)
                     cli_set(out->column[f], key_bits, i, word[f]);
             }
@@ -160,7 +152,7 @@ static int read_binary_part(const char *path, uint32_t key_bits, int fields, con
 
 /* The first line start at or after byte b: 0 for b == 0, else the byte after the first '\n' at or
  * after b - 1 (the file's size when none). */
-static int line_start(int fd, uint64_t size, uint64_t b, const char *path, uint64_t *out, dcli_err *err)
+static int line_start(int fd, uint64_t size, uint64_t b, const char *path, uint64_t *out, cli_err *err)
 {
     if (b == 0) {
         *out = 0;
@@ -181,139 +173,15 @@ static int line_start(int fd, uint64_t size, uint64_t b, const char *path, uint6
     return 0;
 }
 
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-static bool parse_token(const char *start, const char *end, uint64_t *value)
-{
-    char token[64];
-    size_t n = (size_t)(end - start);
-    if (n == 0 || n >= sizeof token)
-        return false;
-    memcpy(token, start, n);
-    token[n] = '\0';
-    if (token[0] == '0' && (token[1] == 'x' || token[1] == 'X'))
-        return cli_parse_u64(token, UINT64_MAX, value);
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (token[i] < '0' || token[i] > '9')
-            return false;
-        uint64_t digit = (uint64_t)(token[i] - '0');
-        if (v > (UINT64_MAX - digit) / 10)
-            return false;
-        v = v * 10 + digit;
-    }
-    *value = v;
-    return true;
-}
-
-/* Splits p (comment cut off) into at most 3 numbers; the number of fields, or -1 after a failure. */
-static int parse_fields(char *p, const char *path, uint64_t line, uint32_t key_bits,
-                        const char *width_hint, uint64_t values[3], dcli_err *err)
-{
-    int n = 0;
-    while (is_blank(*p))
-        p++;
-    if (*p == '\0')
-        return 0;
-    for (;;) {
-        char *start = p;
-        while (*p != '\0' && *p != ',' && !is_blank(*p))
-            p++;
-        if (p == start) {
-            dcli_fail(err, "%s:%" PRIu64 ": empty field", path, line);
-            return -1;
-        }
-        if (n == 3) {
-            dcli_fail(err, "%s:%" PRIu64 ": too many fields", path, line);
-            return -1;
-        }
-        uint64_t v;
-        if (!parse_token(start, p, &v)) {
-            dcli_fail(err, "%s:%" PRIu64 ": '%.*s' is not %s", path, line,
-                      (int)(p - start > 40 ? 40 : p - start), start,
-                      start[0] == '-' ? "an unsigned number" : "an unsigned number that fits in 64 bits");
-            return -1;
-        }
-        if (v > cli_max_key(key_bits)) {
-            dcli_fail(err, "%s:%" PRIu64 ": %" PRIu64 " does not fit in %u bits%s", path, line, v,
-                      key_bits, width_hint);
-            return -1;
-        }
-        values[n++] = v;
-        while (is_blank(*p))
-            p++;
-        if (*p == ',') {
-            p++;
-            while (is_blank(*p))
-                p++;
-            if (*p == '\0') {
-                dcli_fail(err, "%s:%" PRIu64 ": empty field after ','", path, line);
-                return -1;
-            }
-        }
-        if (*p == '\0')
-            return n;
-    }
-}
-
-/* One operation line: 1 with kind, key, value; 0 for a blank or comment line; -1 on failure. */
-static int parse_op_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
-                         int *kind_out, uint64_t *key_out, uint64_t *value_out, dcli_err *err)
-{
-    char *p = line;
-    while (is_blank(*p))
-        p++;
-    if (*p == '\0')
-        return 0;
-    int kind = -1;
-    for (int k = 0; k < 4; k++)
-        if (cli_op_symbols[k] == *p)
-            kind = k;
-    if (kind < 0) {
-        const char *end = p;
-        while (*end != '\0' && *end != ',' && !is_blank(*end))
-            end++;
-        dcli_fail(err, "%s:%" PRIu64 ": unknown operation '%.*s' (lines are '+ key value' insert, "
-                  "'= key value' update, '* key value' upsert or '- key' delete)", path, line_no,
-                  (int)(end - p > 40 ? 40 : end - p), p);
-        return -1;
-    }
-    char symbol = *p++;
-    uint64_t fields[3];
-    int n = parse_fields(p, path, line_no, key_bits, " (the key width of the index)", fields, err);
-    if (n < 0)
-        return -1;
-    int wanted = kind == HARMONIA_OP_DELETE ? 1 : 2;
-    if (n != wanted) {
-        const char *what = n == 0 ? "no key"
-                           : n < wanted ? "a key but no value"
-                           : kind == HARMONIA_OP_DELETE && n == 2 ? "a value too"
-                                                                   : "an extra field";
-        if (kind == HARMONIA_OP_DELETE)
-            dcli_fail(err, "%s:%" PRIu64 ": '%c' (delete) takes a key only, found %s", path, line_no,
-                      symbol, what);
-        else
-            dcli_fail(err, "%s:%" PRIu64 ": '%c' (%s) takes a key and a value, found %s", path, line_no,
-                      symbol, cli_op_names[kind], what);
-        return -1;
-    }
-    *kind_out = kind;
-    *key_out = fields[0];
-    *value_out = n == 2 ? fields[1] : 0;
-    return 1;
-}
-
 /* This rank's lines [start, end) of a text file, parsed. Collective (line numbers, field counts). */
 static int read_text_part(const char *path, uint32_t key_bits, int min_fields, int max_fields,
-                          const char *what, bool ops, dcli_part *out, dcli_err *err)
+                          const char *what, bool ops, dcli_part *out, cli_err *err)
 {
     int fd = -1;
     uint64_t size = 0, start = 0, end = 0;
     char *text = NULL, *line = NULL;
     uint8_t *field_counts = NULL;
+    const cli_text_rules rules = {path, key_bits, min_fields, max_fields, what, " (use --bits 64?)", true};
     if (open_regular(path, &fd, &size, err) == 0) {
         uint64_t b0 = (uint64_t)(((unsigned __int128)size * (unsigned)dcli_rank) / (unsigned)dcli_ranks);
         uint64_t b1 = (uint64_t)(((unsigned __int128)size * (unsigned)(dcli_rank + 1)) / (unsigned)dcli_ranks);
@@ -323,7 +191,7 @@ static int read_text_part(const char *path, uint32_t key_bits, int min_fields, i
                 end = start;
             text = malloc(end - start + 1);
             if (text == NULL)
-                dcli_fail(err, "%s: out of memory for %" PRIu64 " bytes", path, end - start);
+                cli_fail(err, "%s: out of memory for %" PRIu64 " bytes", path, end - start);
             else if (read_at(fd, text, end - start, start, path, err) == 0)
                 text[end - start] = '\0';
         }
@@ -340,7 +208,7 @@ static int read_text_part(const char *path, uint32_t key_bits, int min_fields, i
     if (!err->failed && (!alloc_columns(out, ops ? 2 : max_fields, capacity, ops) ||
                          (out->lines = malloc(capacity * sizeof(uint64_t))) == NULL ||
                          (field_counts = malloc(capacity)) == NULL))
-        dcli_fail(err, "%s: out of memory", path);
+        cli_fail(err, "%s: out of memory", path);
     uint64_t count = 0, line_no = first_line - 1;
     size_t line_capacity = 0;
     for (uint64_t at = 0; !err->failed && at < end - start;) {
@@ -352,26 +220,18 @@ static int read_text_part(const char *path, uint32_t key_bits, int min_fields, i
         if (length + 1 > line_capacity) {
             char *grown = realloc(line, length + 1);
             if (grown == NULL) {
-                dcli_fail(err, "%s:%" PRIu64 ": out of memory", path, line_no);
+                cli_fail(err, "%s:%" PRIu64 ": out of memory", path, line_no);
                 break;
             }
             line = grown;
             line_capacity = length + 1;
         }
-        if (memchr(p, '\0', length) != NULL) {
-            dcli_fail(err, "%s:%" PRIu64 ": a NUL byte in a text file (is it binary? try --format bin)",
-                      path, line_no);
-            break;
-        }
         memcpy(line, p, length);
         line[length] = '\0';
-        char *hash = strchr(line, '#');
-        if (hash != NULL)
-            *hash = '\0';
         if (ops) {
             int kind;
             uint64_t key, value;
-            int n = parse_op_line(line, path, line_no, key_bits, &kind, &key, &value, err);
+            int n = cli_text_op_line(&rules, line, length, line_no, &kind, &key, &value, err);
             if (n < 0)
                 break;
             if (n == 0)
@@ -383,20 +243,11 @@ static int read_text_part(const char *path, uint32_t key_bits, int min_fields, i
             continue;
         }
         uint64_t values[3];
-        int n = parse_fields(line, path, line_no, key_bits, " (use --bits 64?)", values, err);
+        int n = cli_text_record_line(&rules, line, length, line_no, values, err);
         if (n < 0)
             break;
         if (n == 0)
             continue;
-        if (n < min_fields || n > max_fields) {
-            if (min_fields == max_fields)
-                dcli_fail(err, "%s:%" PRIu64 ": expected %d field%s (%s), found %d", path, line_no,
-                          min_fields, min_fields == 1 ? "" : "s", what, n);
-            else
-                dcli_fail(err, "%s:%" PRIu64 ": expected %d to %d fields (%s), found %d", path, line_no,
-                          min_fields, max_fields, what, n);
-            break;
-        }
         for (int f = 0; f < n; f++)
             cli_set(out->column[f], key_bits, count, values[f]);
         field_counts[count] = (uint8_t)n;
@@ -414,9 +265,7 @@ static int read_text_part(const char *path, uint32_t key_bits, int min_fields, i
         MPI_Allreduce(MPI_IN_PLACE, &fields, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
         for (uint64_t i = 0; i < count && !err->failed; i++)
             if (field_counts[i] != fields)
-                dcli_fail(err, "%s:%" PRIu64 ": %d field%s, but line %" PRIu64 " has %" PRIu64
-                          "; every line must have the same number", path, out->lines[i],
-                          field_counts[i], field_counts[i] == 1 ? "" : "s", first, fields);
+                cli_text_mixed_fields(&rules, out->lines[i], field_counts[i], first, (int)fields, err);
         out->fields = fields != 0 ? (int)fields : min_fields;
     }
     free(field_counts);
@@ -431,8 +280,8 @@ static int read_part(const char *path, cli_format format, uint32_t key_bits, int
 {
     memset(out, 0, sizeof *out);
     out->key_bits = key_bits;
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     if (cli_format_for_path(format, path) == CLI_FORMAT_TEXT) {
         read_text_part(path, key_bits, min_fields, max_fields, what, ops, out, &err);
         out->total = dcli_sum_u64(out->count);
@@ -515,15 +364,8 @@ void dcli_put_char(dcli_buf *b, char c)
 
 void dcli_put_u64(dcli_buf *b, uint64_t v)
 {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    if (reserve(b, (size_t)n))
-        while (n > 0)
-            b->data[b->used++] = digits[--n];
+    char text[24];
+    dcli_put(b, text, cli_u64_digits(v, text));
 }
 
 void dcli_put_bin(dcli_buf *b, uint32_t key_bits, uint64_t v)
@@ -571,8 +413,8 @@ static int write_all(int fd, const char *data, uint64_t bytes, uint64_t offset, 
 int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
 {
     const int P = dcli_ranks, me = dcli_rank;
-    dcli_err err;
-    dcli_err_clear(&err);
+    cli_err err;
+    cli_err_init(&err, true);
     uint64_t mine[4] = {0, 0, 0, 0};
     bool failed = false;
     for (int k = 0; k < n_segments; k++) {
@@ -581,7 +423,7 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
     }
     uint64_t *sizes = malloc((size_t)P * 4 * sizeof(uint64_t));
     if (failed || sizes == NULL)
-        dcli_fail(&err, "out of memory formatting the results");
+        cli_fail(&err, "out of memory formatting the results");
     if (dcli_agree(&err) != 0) {
         free(sizes);
         return CLI_EXIT_FAIL;
@@ -623,7 +465,7 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
         if (me == 0 && (fflush(stdout) != 0 || ferror(stdout)) && !write_error)
             write_error = errno != 0 ? errno : EIO;
         if (write_error)
-            dcli_fail(&err, "standard output: write failed: %s", strerror(write_error));
+            cli_fail(&err, "standard output: write failed: %s", strerror(write_error));
         free(sizes);
         return dcli_agree(&err);
     }
@@ -642,20 +484,20 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
         bool exists = false;
         struct stat st;
         if (hm_resolve_output(path, &resolved, &exists, &st, why, sizeof why) != HARMONIA_OK) {
-            dcli_fail(&err, "%s", why);
+            cli_fail(&err, "%s", why);
         } else if (strlen(resolved) >= sizeof real) {
-            dcli_fail(&err, "%s: path too long", path);
+            cli_fail(&err, "%s: path too long", path);
         } else {
             snprintf(real, sizeof real, "%s", resolved);
             snprintf(temp, sizeof temp, "%s" HM_TEMP_INFIX "XXXXXX", real);
             int fd = mkstemp(temp);
             if (fd < 0) {
-                dcli_fail(&err, "%s: cannot create: %s", path, strerror(errno));
+                cli_fail(&err, "%s: cannot create: %s", path, strerror(errno));
             } else {
                 mode_t mask = umask(0);
                 umask(mask);
                 if (fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask)) != 0)
-                    dcli_fail(&err, "%s: chmod failed: %s", temp, strerror(errno));
+                    cli_fail(&err, "%s: chmod failed: %s", temp, strerror(errno));
                 close(fd);
                 if (err.failed)
                     unlink(temp);
@@ -670,7 +512,7 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
     MPI_Bcast(temp, (int)sizeof temp, MPI_CHAR, 0, MPI_COMM_WORLD);
     int fd = open(temp, O_WRONLY);
     if (fd < 0) {
-        dcli_fail(&err, "%s: cannot open for writing: %s", temp, strerror(errno));
+        cli_fail(&err, "%s: cannot open for writing: %s", temp, strerror(errno));
     } else {
         uint64_t offset = 0;
         for (int k = 0; k < n_segments && !err.failed; k++) {
@@ -680,7 +522,7 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
                 if (r == me) {
                     int e = write_all(fd, segments[k].data, bytes, at, true);
                     if (e != 0) {
-                        dcli_fail(&err, "%s: write failed: %s", path, strerror(e));
+                        cli_fail(&err, "%s: write failed: %s", path, strerror(e));
                         break;
                     }
                 }
@@ -689,9 +531,9 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
             offset = at;
         }
         if (!err.failed && fsync(fd) != 0)
-            dcli_fail(&err, "%s: fsync failed: %s", path, strerror(errno));
+            cli_fail(&err, "%s: fsync failed: %s", path, strerror(errno));
         if (close(fd) != 0 && !err.failed)
-            dcli_fail(&err, "%s: close failed: %s", path, strerror(errno));
+            cli_fail(&err, "%s: close failed: %s", path, strerror(errno));
     }
     free(sizes);
     if (dcli_agree(&err) != 0) {
@@ -701,7 +543,7 @@ int dcli_write_ordered(const char *path, dcli_buf *segments, int n_segments)
     }
     if (me == 0) {
         if (rename(temp, real) != 0) {
-            dcli_fail(&err, "%s: cannot rename the written file over it: %s", path, strerror(errno));
+            cli_fail(&err, "%s: cannot rename the written file over it: %s", path, strerror(errno));
             unlink(temp);
         } else {
             char folder[4096];

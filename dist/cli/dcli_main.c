@@ -26,31 +26,13 @@ const char *dcli_command = "";
 
 /* ---- messages and agreement ----------------------------------------------------------------- */
 
-void dcli_err_clear(dcli_err *err)
-{
-    err->failed = 0;
-    err->message[0] = '\0';
-}
-
-int dcli_fail(dcli_err *err, const char *fmt, ...)
-{
-    if (err->failed)
-        return err->failed;
-    err->failed = CLI_EXIT_FAIL;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return err->failed;
-}
-
 static void print_prefixed(const char *message)
 {
     fflush(stdout);
     fprintf(stderr, "harmonia-dist %s: %s\n", dcli_command, message);
 }
 
-int dcli_agree(dcli_err *err)
+int dcli_agree(cli_err *err)
 {
     int failing = err->failed ? dcli_rank : dcli_ranks;
     MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -58,7 +40,7 @@ int dcli_agree(dcli_err *err)
         return 0;
     struct {
         int failed;
-        char message[DCLI_MESSAGE_BYTES];
+        char message[CLI_MESSAGE_BYTES];
     } shared;
     if (dcli_rank == failing) {
         shared.failed = err->failed;
@@ -69,7 +51,7 @@ int dcli_agree(dcli_err *err)
     memcpy(err->message, shared.message, sizeof err->message);
     if (dcli_rank == 0) {
         if (dcli_ranks > 1 && strstr(shared.message, "rank ") == NULL) {
-            char named[DCLI_MESSAGE_BYTES + 32];
+            char named[CLI_MESSAGE_BYTES + 32];
             snprintf(named, sizeof named, "rank %d: %s", failing, shared.message);
             print_prefixed(named);
         } else {
@@ -82,7 +64,7 @@ int dcli_agree(dcli_err *err)
 int dcli_error0(const char *fmt, ...)
 {
     if (dcli_rank == 0) {
-        char message[DCLI_MESSAGE_BYTES];
+        char message[CLI_MESSAGE_BYTES];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(message, sizeof message, fmt, ap);
@@ -205,13 +187,7 @@ int dcli_default_threads(const harmonia_dist *dist)
 
 /* ---- the command table ------------------------------------------------------------------------ */
 
-typedef struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} command;
-
-static const command commands[] = {
+static const cli_command_entry commands[] = {
     {"build", dcli_cmd_build, "build a sharded index from key,value pairs (each rank reads its part)"},
     {"lookup", dcli_cmd_lookup, "point lookups: the value of each query key"},
     {"lower-bound", dcli_cmd_lower_bound, "the smallest key >= each query, with its value"},
@@ -231,8 +207,7 @@ static void print_help(FILE *out)
             "\n"
             "Commands:\n",
             HARMONIA_VERSION_STRING);
-    for (size_t i = 0; i < CLI_COUNT_OF(commands); i++)
-        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    cli_print_commands(out, commands, CLI_COUNT_OF(commands));
     fprintf(out,
             "\n"
             "'harmonia-dist <command> --help' shows the options of a command.\n"
@@ -272,16 +247,12 @@ int main(int argc, char **argv)
             printf("harmonia-dist %s\n", HARMONIA_VERSION_STRING);
         status = CLI_EXIT_OK;
     } else {
-        status = -1;
-        for (size_t i = 0; i < CLI_COUNT_OF(commands); i++) {
-            if (strcmp(argv[1], commands[i].name) == 0) {
-                dcli_command = commands[i].name;
-                cli_command = commands[i].name;
-                status = commands[i].run(argc - 2, argv + 2);
-                break;
-            }
-        }
-        if (status < 0) {
+        const cli_command_entry *command = cli_find_command(commands, CLI_COUNT_OF(commands), argv[1]);
+        if (command != NULL) {
+            dcli_command = command->name;
+            cli_command = command->name;
+            status = command->run(argc - 2, argv + 2);
+        } else {
             if (dcli_rank == 0)
                 fprintf(stderr, "harmonia-dist: unknown command '%s'. Try 'harmonia-dist --help'.\n",
                         argv[1]);

@@ -1,6 +1,9 @@
-/* cli.h — what the commands of the harmonia tool share: exit codes, messages in the
- * "harmonia <command>: <where>: <what>" form, the table-driven option parser, number parsing,
- * clocks and JSON string output. File formats live in cli_io.h, the progress bar in cli_progress.h. */
+/* cli.h — what the commands of the harmonia tool share, and with them harmonia-dist's (dist/cli/:
+ * both link the library cli_support, harmonia/cli/meson.build): exit codes, messages in the
+ * "harmonia <command>: <where>: <what>" form and the failures kept for later (cli_err), the command
+ * table, the table-driven option parser, number parsing, clocks and JSON string output. File
+ * formats live in cli_io.h (one line or record of them in cli_text.h), the progress bar in
+ * cli_progress.h. */
 #ifndef HARMONIA_CLI_H
 #define HARMONIA_CLI_H
 
@@ -40,6 +43,39 @@ int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
  * CLI_EXIT_FAIL. */
 int cli_library_error(const harmonia_tree *tree, harmonia_status status, const char *context);
 
+/* ---- failures printed or kept -----------------------------------------------------------------
+ * The steps both tools share (the parsers of cli_text.h) report into a cli_err: the harmonia tool
+ * prints each failure at once, as cli_error does; harmonia-dist keeps a rank's first one until the
+ * ranks agree on it (dist/cli/dcli.h: dcli_agree) and rank 0 prints it. */
+#define CLI_MESSAGE_BYTES 1024
+
+typedef struct cli_err {
+    int failed; /* 0 or CLI_EXIT_FAIL */
+    bool keep;  /* true: the first message is kept in message, nothing printed */
+    char message[CLI_MESSAGE_BYTES];
+} cli_err;
+
+/* No failure yet; keep as above. */
+void cli_err_init(cli_err *err, bool keep);
+
+/* Records a failure: printed at once ("harmonia <command>: <message>", as cli_error), or kept in
+ * err->message when keep is set and it is the first. Returns err->failed (CLI_EXIT_FAIL). */
+int cli_fail(cli_err *err, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* ---- the command table ----------------------------------------------------------------------- */
+typedef struct cli_command_entry {
+    const char *name;
+    int (*run)(int argc, char **argv); /* the words after the command's name */
+    const char *summary;               /* one line of the tool's --help */
+} cli_command_entry;
+
+/* The "  <name> <summary>" lines of a tool's --help, one per command. */
+void cli_print_commands(FILE *out, const cli_command_entry *commands, size_t n);
+
+/* The entry of commands[0 .. n-1] named name, or NULL. */
+const cli_command_entry *cli_find_command(const cli_command_entry *commands, size_t n,
+                                          const char *name);
+
 /* ---- options --------------------------------------------------------------------------------
  * Each command describes its options in a table; cli_parse fills in what the command line gave.
  * Options are "--name value", "--name=value" or, for flags (arg == NULL), "--name". */
@@ -60,6 +96,33 @@ typedef struct cli_spec {
 } cli_spec;
 
 #define CLI_COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+/* The entries of the options both tools spell alike (their --help lines included), for the
+ * commands' tables; cli_opt_key_bits and the readers below read them. */
+#define CLI_OPT_BITS \
+    {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL}
+#define CLI_OPT_KEYS_ONLY \
+    {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL}
+#define CLI_OPT_LEAF_SIZE \
+    {"leaf-size", "L", "keys per leaf: 8, 16, 32, 64, 128 (default: library's)", NULL}
+#define CLI_OPT_FILL \
+    {"fill", "X", "fraction of each leaf filled, in (0, 1] (default: library's)", NULL}
+#define CLI_OPT_INSERT_EXISTING \
+    {"insert-existing", "P", "an insert of a present key: error (default) or upsert", NULL}
+#define CLI_OPT_UPDATE_MISSING \
+    {"update-missing", "P", "an update of a missing key: error (default) or skip", NULL}
+#define CLI_OPT_RESULTS_FORMAT \
+    {"format", "F", "results as text (default) or bin", NULL}
+#define CLI_OPT_PSA \
+    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL}
+#define CLI_OPT_WINDOW \
+    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL}
+#define CLI_OPT_PIPELINE_DEPTH \
+    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL}
+#define CLI_OPT_COLLECT \
+    {"collect", NULL, "write the key,value pairs of each range, not only its count", NULL}
+#define CLI_OPT_QUERY_BACKEND \
+    {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL}
 
 /* Parses argv[0 .. argc-1] (the words after the command) against spec->opts. Words that are not
  * options go to positional[0 .. max_positional-1] (their number in *n_positional). Returns 0, or
@@ -115,6 +178,10 @@ double cli_now(void); /* seconds of a monotonic clock */
  * of the same number, \u00XX (its Latin-1 reading), so the document is always valid JSON. */
 void cli_json_string(FILE *out, const char *s);
 
+/* Writes value's decimal digits to text (no '\0'; 20 at the most) and returns how many: the
+ * results writers' formatter (cli_write_u64, harmonia-dist's dcli_put_u64), faster than printf. */
+size_t cli_u64_digits(uint64_t value, char text[24]);
+
 /* Formats a byte count as "12.3 MiB". buf needs 32 bytes. */
 const char *cli_format_bytes(uint64_t bytes, char *buf);
 
@@ -158,6 +225,20 @@ uint64_t cli_report_stale_temps(const char *path, bool remove, FILE *json_out);
 /* Reads --NAME as a node size: 0 when not given, else a power of two in [8, 128]
  * (CLI_EXIT_USAGE otherwise). */
 int cli_opt_node_size(const cli_spec *spec, const char *name, uint64_t *out);
+
+/* The options both tools spell alike, read into what the library takes (CLI_EXIT_USAGE, after
+ * cli_opt_choice's message, for another value):
+ *   --bits: 32 or 64 (default 64), a key width;
+ *   --duplicates: reject (default), first or last;
+ *   --insert-existing: error (default) or upsert; --update-missing: error (default) or skip;
+ *   --psa: auto (default, -1), on (1) or off (0), as harmonia_query_config.psa;
+ *   --format of query results: text (default) or bin (*binary true). */
+int cli_opt_key_bits(const cli_spec *spec, uint32_t *key_bits);
+int cli_opt_duplicates(const cli_spec *spec, harmonia_duplicates *out);
+int cli_opt_insert_existing(const cli_spec *spec, harmonia_insert_policy *out);
+int cli_opt_update_missing(const cli_spec *spec, harmonia_update_policy *out);
+int cli_opt_psa(const cli_spec *spec, int *psa);
+int cli_opt_results_format(const cli_spec *spec, bool *binary);
 
 /* Reads --constant-levels: a count of levels (0..64) or "all"; HARMONIA_CONSTANT_LEVELS_DEFAULT
  * when not given (CLI_EXIT_USAGE otherwise). */

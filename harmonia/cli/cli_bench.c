@@ -9,7 +9,6 @@
 #include "cli_data.h"
 #include "cli_io.h"
 
-static const char *const bits_names[] = {"32", "64", NULL};
 static const char *const op_names[] = {"lookup", "lower-bound", "range-count"};
 
 enum { OP_LOOKUP, OP_LOWER_BOUND, OP_RANGE_COUNT, OP_COUNT };
@@ -140,7 +139,7 @@ int cli_cmd_bench(int argc, char **argv)
         {"queries", "N", "point queries per run (default 2^24)", NULL},
         {"ranges", "N", "range-count queries per run (default queries/4; 0 = skip)", NULL},
         {"range-length", "K", "keys per range (default 64)", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"dist", "D", "key distribution: uniform (default), dense, normal, zipf", NULL},
         {"hit-rate", "H", "fraction of point queries that are keys (default 1)", NULL},
         {"fanout", "F", "F of the tree (default: 16 for 64-bit keys, 32 for 32-bit)", NULL},
@@ -167,7 +166,8 @@ int cli_cmd_bench(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     uint64_t n_keys, n_queries, n_ranges, range_length, fanout, leaf_size, threads, runs, seed;
-    int bits_index, dist, backend_index;
+    int dist, backend_index;
+    uint32_t bits;
     double hit_rate, fill;
     if ((status = cli_opt_u64(&spec, "keys", (uint64_t)1 << 24, 0, (uint64_t)1 << 40, &n_keys)) ||
         (status = cli_opt_u64(&spec, "queries", (uint64_t)1 << 24, 0, (uint64_t)1 << 40,
@@ -175,7 +175,7 @@ int cli_cmd_bench(int argc, char **argv)
         (status = cli_opt_u64(&spec, "ranges", n_queries / 4, 0, (uint64_t)1 << 40,
                               &n_ranges)) ||
         (status = cli_opt_u64(&spec, "range-length", 64, 1, UINT64_MAX, &range_length)) ||
-        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_key_bits(&spec, &bits)) ||
         (status = cli_opt_choice(&spec, "dist", cli_key_dist_names, CLI_DIST_UNIFORM, &dist)) ||
         (status = cli_opt_double(&spec, "hit-rate", 1.0, 0.0, 1.0, &hit_rate)) ||
         (status = cli_opt_node_size(&spec, "fanout", &fanout)) ||
@@ -192,7 +192,6 @@ int cli_cmd_bench(int argc, char **argv)
         n_ranges = 0;
     bool json = cli_opt_given(&spec, "json");
     bool quiet = cli_opt_given(&spec, "quiet");
-    uint32_t bits = bits_index == 0 ? 32 : 64;
     size_t width = bits / 8;
 
     bench_data d;

@@ -8,8 +8,6 @@
 #include "cli_data.h"
 #include "cli_io.h"
 
-static const char *const bits_names[] = {"32", "64", NULL};
-static const char *const duplicate_policies[] = {"reject", "first", "last", NULL};
 static const char *const backend_names[] = {"auto", "cpu", "gpu", NULL};
 
 /* The build's steps timed from its progress phases (--verbose): each phase from its first report to
@@ -110,13 +108,13 @@ int cli_cmd_build(int argc, char **argv)
     cli_opt opts[] = {
         {"input", "FILE", "the key,value pairs (or keys) to index (required)", NULL},
         {"out", "INDEX", "the index file to write (required; a regular file, replaced safely; not '-')", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"format", "F", "input format: auto (default), bin or text", NULL},
-        {"keys-only", NULL, "the binary input holds keys only; values are row ids", NULL},
+        CLI_OPT_KEYS_ONLY,
         {"fanout", "F", "children per internal node: 8, 16, 32, 64, 128 (default: 16 for 64-bit keys, 32 for 32-bit)",
          NULL},
-        {"leaf-size", "L", "keys per leaf: 8, 16, 32, 64, 128 (default: library's)", NULL},
-        {"fill", "X", "fraction of each leaf filled, in (0, 1] (default: library's)", NULL},
+        CLI_OPT_LEAF_SIZE,
+        CLI_OPT_FILL,
         {"sorted", NULL, "the input is in ascending key order (verified, not sorted)", NULL},
         {"duplicates", "P", "a key present twice: reject (default), first or last", NULL},
         {"threads", "T", "OpenMP threads (default: OpenMP's)", NULL},
@@ -141,17 +139,19 @@ int cli_cmd_build(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     const char *input, *out;
-    int bits_index, format, duplicates, backend;
+    int format, backend;
+    uint32_t key_bits;
+    harmonia_duplicates duplicates;
     uint64_t fanout, leaf_size, threads;
     double fill;
     if ((status = cli_opt_required(&spec, "input", &input)) ||
         (status = cli_opt_required(&spec, "out", &out)) ||
-        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_key_bits(&spec, &key_bits)) ||
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
         (status = cli_opt_node_size(&spec, "fanout", &fanout)) ||
         (status = cli_opt_node_size(&spec, "leaf-size", &leaf_size)) ||
         (status = cli_opt_double(&spec, "fill", 0.0, 0.0, 1.0, &fill)) ||
-        (status = cli_opt_choice(&spec, "duplicates", duplicate_policies, 0, &duplicates)) ||
+        (status = cli_opt_duplicates(&spec, &duplicates)) ||
         (status = cli_opt_choice(&spec, "backend", backend_names, 0, &backend)) ||
         (status = cli_opt_u64(&spec, "threads", 0, 0, 1u << 16, &threads)))
         return status;
@@ -163,7 +163,6 @@ int cli_cmd_build(int argc, char **argv)
     const cli_named_path inputs[] = {{"--input", input}};
     if ((status = cli_check_output("--out", out, inputs, CLI_COUNT_OF(inputs))) != 0)
         return status;
-    uint32_t key_bits = bits_index == 0 ? 32 : 64;
     bool quiet = cli_opt_given(&spec, "quiet");
     bool json = cli_opt_given(&spec, "json");
     cli_progress progress;
@@ -188,9 +187,7 @@ int cli_cmd_build(int argc, char **argv)
         config.leaf_size = (uint32_t)leaf_size;
     if (fill > 0.0)
         config.leaf_fill = fill;
-    config.duplicates = duplicates == 0   ? HARMONIA_DUPLICATES_REJECT
-                        : duplicates == 1 ? HARMONIA_DUPLICATES_KEEP_FIRST
-                                          : HARMONIA_DUPLICATES_KEEP_LAST;
+    config.duplicates = duplicates;
     config.input_sorted = cli_opt_given(&spec, "sorted");
     config.threads = (int)threads;
     config.backend = backend == 1 ? HARMONIA_BACKEND_CPU : backend == 2 ? HARMONIA_BACKEND_GPU : HARMONIA_BACKEND_AUTO;

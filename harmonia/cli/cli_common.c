@@ -1,5 +1,6 @@
-/* cli_common.c — the shared machinery of the harmonia tool: messages and exit codes, the option
- * parser and --help printer, number parsing, clock, JSON strings. No command logic lives here. */
+/* cli_common.c — the shared machinery of the harmonia tool (and of harmonia-dist, which links it):
+ * messages and exit codes, failures printed or kept (cli_err), the command table, the option parser
+ * and --help printer, number parsing, clock, JSON strings. No command logic lives here. */
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -52,6 +53,41 @@ int cli_usage_error(const char *fmt, ...)
     else
         fprintf(stderr, "Try 'harmonia --help'.\n");
     return CLI_EXIT_USAGE;
+}
+
+void cli_err_init(cli_err *err, bool keep)
+{
+    err->failed = 0;
+    err->keep = keep;
+    err->message[0] = '\0';
+}
+
+int cli_fail(cli_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!err->keep)
+        report(fmt, ap);
+    else if (!err->failed)
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->failed = CLI_EXIT_FAIL;
+    return err->failed;
+}
+
+void cli_print_commands(FILE *out, const cli_command_entry *commands, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+}
+
+const cli_command_entry *cli_find_command(const cli_command_entry *commands, size_t n,
+                                          const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
 }
 
 int cli_library_error(const harmonia_tree *tree, harmonia_status status, const char *context)
@@ -475,6 +511,19 @@ const char *cli_format_bytes(uint64_t bytes, char *buf)
     return buf;
 }
 
+size_t cli_u64_digits(uint64_t value, char text[24])
+{
+    char reversed[24];
+    size_t n = 0;
+    do {
+        reversed[n++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    for (size_t i = 0; i < n; i++)
+        text[i] = reversed[n - 1 - i];
+    return n;
+}
+
 int cli_thread_count(int threads)
 {
     return threads > 0 ? threads : omp_get_max_threads();
@@ -504,6 +553,62 @@ int cli_load_index(const char *path, bool verify, harmonia_lock_mode lock, bool 
         return code;
     }
     return 0;
+}
+
+int cli_opt_key_bits(const cli_spec *spec, uint32_t *key_bits)
+{
+    static const char *const names[] = {"32", "64", NULL};
+    int index = 1;
+    int status = cli_opt_choice(spec, "bits", names, 1, &index);
+    *key_bits = index == 0 ? 32 : 64;
+    return status;
+}
+
+int cli_opt_duplicates(const cli_spec *spec, harmonia_duplicates *out)
+{
+    static const char *const names[] = {"reject", "first", "last", NULL};
+    int index = 0;
+    int status = cli_opt_choice(spec, "duplicates", names, 0, &index);
+    *out = index == 0   ? HARMONIA_DUPLICATES_REJECT
+           : index == 1 ? HARMONIA_DUPLICATES_KEEP_FIRST
+                        : HARMONIA_DUPLICATES_KEEP_LAST;
+    return status;
+}
+
+int cli_opt_insert_existing(const cli_spec *spec, harmonia_insert_policy *out)
+{
+    static const char *const names[] = {"error", "upsert", NULL};
+    int index = 0;
+    int status = cli_opt_choice(spec, "insert-existing", names, 0, &index);
+    *out = index == 1 ? HARMONIA_INSERT_EXISTING_UPSERT : HARMONIA_INSERT_EXISTING_ERROR;
+    return status;
+}
+
+int cli_opt_update_missing(const cli_spec *spec, harmonia_update_policy *out)
+{
+    static const char *const names[] = {"error", "skip", NULL};
+    int index = 0;
+    int status = cli_opt_choice(spec, "update-missing", names, 0, &index);
+    *out = index == 1 ? HARMONIA_UPDATE_MISSING_SKIP : HARMONIA_UPDATE_MISSING_ERROR;
+    return status;
+}
+
+int cli_opt_psa(const cli_spec *spec, int *psa)
+{
+    static const char *const names[] = {"auto", "on", "off", NULL};
+    int index = 0;
+    int status = cli_opt_choice(spec, "psa", names, 0, &index);
+    *psa = index == 0 ? -1 : index == 1 ? 1 : 0;
+    return status;
+}
+
+int cli_opt_results_format(const cli_spec *spec, bool *binary)
+{
+    static const char *const names[] = {"text", "bin", NULL};
+    int index = 0;
+    int status = cli_opt_choice(spec, "format", names, 0, &index);
+    *binary = index == 1;
+    return status;
 }
 
 int cli_opt_node_size(const cli_spec *spec, const char *name, uint64_t *out)

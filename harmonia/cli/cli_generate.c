@@ -10,7 +10,6 @@
 
 #define DEFAULT_SEED 42
 
-static const char *const bits_names[] = {"32", "64", NULL};
 static const char *const value_kinds[] = {"rowid", "random", NULL};
 static const char *const query_dists[] = {"uniform", "zipf", NULL};
 
@@ -41,7 +40,7 @@ static int generate_keys(int argc, char **argv)
     cli_opt opts[] = {
         {"count", "N", "number of distinct keys (required; 2^20 and 1e6 forms work)", NULL},
         {"dist", "D", "uniform (default), dense, normal or zipf", NULL},
-        {"bits", "B", "key and value width: 32 or 64 (default 64)", NULL},
+        CLI_OPT_BITS,
         {"values", "V", "rowid (default: the pair's position in the file) or random", NULL},
         {"sorted", NULL, "write the pairs in ascending key order (default: random order)", NULL},
         {"seed", "S", "seed of the generator (default 42)", NULL},
@@ -59,11 +58,12 @@ static int generate_keys(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     uint64_t count, seed;
-    int dist, bits_index, value_kind, format;
+    int dist, value_kind, format;
+    uint32_t key_bits;
     const char *out;
     if ((status = cli_opt_u64(&spec, "count", 0, 0, UINT64_MAX, &count)) != 0 ||
         (status = cli_opt_choice(&spec, "dist", cli_key_dist_names, CLI_DIST_UNIFORM, &dist)) ||
-        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_key_bits(&spec, &key_bits)) ||
         (status = cli_opt_choice(&spec, "values", value_kinds, 0, &value_kind)) ||
         (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
@@ -73,7 +73,6 @@ static int generate_keys(int argc, char **argv)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
-    uint32_t key_bits = bits_index == 0 ? 32 : 64;
     bool quiet = cli_opt_given(&spec, "quiet");
     cli_progress progress;
     cli_progress_init(&progress, quiet);
@@ -185,10 +184,11 @@ static int generate_queries(int argc, char **argv)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     uint64_t count, seed;
     double hit_rate, skew;
-    int bits_index, dist, format;
+    int dist, format;
+    uint32_t key_bits;
     const char *out, *keys_path;
     if ((status = cli_opt_required(&spec, "keys", &keys_path)) ||
-        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_key_bits(&spec, &key_bits)) ||
         (status = cli_opt_u64(&spec, "count", 0, 0, UINT64_MAX, &count)) ||
         (status = cli_opt_double(&spec, "hit-rate", 0.5, 0.0, 1.0, &hit_rate)) ||
         (status = cli_opt_choice(&spec, "dist", query_dists, 0, &dist)) ||
@@ -202,7 +202,6 @@ static int generate_queries(int argc, char **argv)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
-    uint32_t key_bits = bits_index == 0 ? 32 : 64;
     bool quiet = cli_opt_given(&spec, "quiet");
     cli_progress progress;
     cli_progress_init(&progress, quiet);
@@ -262,10 +261,11 @@ static int generate_ranges(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     uint64_t count, seed, length;
-    int bits_index, format;
+    int format;
+    uint32_t key_bits;
     const char *out, *keys_path;
     if ((status = cli_opt_required(&spec, "keys", &keys_path)) ||
-        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_key_bits(&spec, &key_bits)) ||
         (status = cli_opt_u64(&spec, "count", 0, 0, UINT64_MAX, &count)) ||
         (status = cli_opt_u64(&spec, "length", 64, 1, UINT64_MAX, &length)) ||
         (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
@@ -277,7 +277,6 @@ static int generate_ranges(int argc, char **argv)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
-    uint32_t key_bits = bits_index == 0 ? 32 : 64;
     bool quiet = cli_opt_given(&spec, "quiet");
     cli_progress progress;
     cli_progress_init(&progress, quiet);
@@ -356,10 +355,11 @@ static int generate_ops(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     uint64_t count, seed;
-    int bits_index, mix, format;
+    int mix, format;
+    uint32_t key_bits;
     const char *out, *keys_path;
     if ((status = cli_opt_required(&spec, "keys", &keys_path)) ||
-        (status = cli_opt_choice(&spec, "bits", bits_names, 1, &bits_index)) ||
+        (status = cli_opt_key_bits(&spec, &key_bits)) ||
         (status = cli_opt_u64(&spec, "count", 0, 0, UINT64_MAX, &count)) ||
         (status = cli_opt_choice(&spec, "mix", cli_ops_mix_names, CLI_MIX_PAPER, &mix)) ||
         (status = cli_opt_u64(&spec, "seed", DEFAULT_SEED, 0, UINT64_MAX, &seed)) ||
@@ -371,7 +371,6 @@ static int generate_ops(int argc, char **argv)
         return status;
     if (!cli_opt_given(&spec, "count"))
         return cli_usage_error("missing --count");
-    uint32_t key_bits = bits_index == 0 ? 32 : 64;
     bool quiet = cli_opt_given(&spec, "quiet");
     cli_progress progress;
     cli_progress_init(&progress, quiet);

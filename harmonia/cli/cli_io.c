@@ -1,6 +1,7 @@
 /* cli_io.c — reading and writing the tool's data files (binary records and text lines, and the
- * operations files of `update`; see cli_io.h for the formats), with messages that name file and
- * line. Index files are not here. */
+ * operations files of `update`; see cli_io.h for the formats), whole files at a time, with messages
+ * that name file and line. The rules of one line or record are cli_text.c's (harmonia-dist reads by
+ * them too). Index files are not here. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,25 +11,13 @@
 
 #include "cli.h"
 #include "cli_io.h"
+#include "cli_text.h"
 #include "harmonia.h"
 
 const char *const cli_format_names[] = {"auto", "bin", "text", NULL};
 
 #define IO_CHUNK_BYTES ((size_t)1 << 24)
 #define WRITE_BUFFER_BYTES ((size_t)1 << 20)
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-static inline uint64_t le_to_host(uint64_t v, uint32_t key_bits)
-{
-    return key_bits == 32 ? __builtin_bswap32((uint32_t)v) : __builtin_bswap64(v);
-}
-#else
-static inline uint64_t le_to_host(uint64_t v, uint32_t key_bits)
-{
-    (void)key_bits;
-    return v;
-}
-#endif
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -77,8 +66,9 @@ static int open_binary_records(const char *path, size_t record_bytes, const char
     uint64_t size = (uint64_t)st.st_size;
     if (size % record_bytes != 0) {
         fclose(file);
-        return cli_error("%s: size %llu bytes is not a multiple of the %zu-byte %s, binary): a wrong key "
-                         "width or format?", path, (unsigned long long)size, record_bytes, record_name);
+        cli_err err;
+        cli_err_init(&err, false);
+        return cli_binary_size_fail(path, size, record_bytes, record_name, &err);
     }
     *file_out = file;
     *count_out = size / record_bytes;
@@ -91,7 +81,7 @@ static int read_binary(const char *path, uint32_t key_bits, int fields, const ch
     size_t width = key_bits / 8;
     size_t record_bytes = width * (size_t)fields;
     char record_name[96];
-    snprintf(record_name, sizeof record_name, "%s record (%d x %u-bit", what, fields, key_bits);
+    cli_binary_record_name(what, fields, key_bits, record_name, sizeof record_name);
     FILE *file;
     uint64_t count;
     int opened = open_binary_records(path, record_bytes, record_name, &file, &count);
@@ -110,7 +100,7 @@ static int read_binary(const char *path, uint32_t key_bits, int fields, const ch
         }
     }
     unsigned char *chunk = NULL;
-    if (fields > 1 || le_to_host(1, key_bits) != 1) {
+    if (fields > 1 || cli_le_to_host(1, key_bits) != 1) {
         chunk = malloc(IO_CHUNK_BYTES);
         if (chunk == NULL) {
             fclose(file);
@@ -134,17 +124,10 @@ static int read_binary(const char *path, uint32_t key_bits, int fields, const ch
         }
         if (chunk != NULL) {
             for (uint64_t r = 0; r < n; r++) {
-                for (int f = 0; f < fields; f++) {
-                    uint64_t v;
-                    if (key_bits == 32) {
-                        uint32_t v32;
-                        memcpy(&v32, chunk + r * record_bytes + (size_t)f * width, 4);
-                        v = v32;
-                    } else {
-                        memcpy(&v, chunk + r * record_bytes + (size_t)f * width, 8);
-                    }
-                    cli_set(out->column[f], key_bits, done + r, le_to_host(v, key_bits));
-                }
+                uint64_t words[2];
+                cli_binary_words(chunk + r * record_bytes, key_bits, fields, words);
+                for (int f = 0; f < fields; f++)
+                    cli_set(out->column[f], key_bits, done + r, words[f]);
             }
         }
         done += n;
@@ -162,81 +145,6 @@ typedef struct growing_column {
     uint64_t capacity;
 } growing_column;
 
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-/* Parses one number token [start, end): decimal or 0x hex (cli_parse_number, data syntax). */
-static cli_number_problem parse_token(const char *start, const char *end, uint64_t *value)
-{
-    return cli_parse_number(start, (size_t)(end - start), false, value);
-}
-
-/* Splits the text at p (a comment already cut off) into at most 3 numbers of key_bits width.
- * Returns the number of fields (0 = nothing but blanks), or -1 after printing an error naming
- * path:line_no; width_hint follows the message of a number too wide for key_bits. */
-static int parse_fields(char *p, const char *path, uint64_t line_no, uint32_t key_bits,
-                        const char *width_hint, uint64_t values[3])
-{
-    int n = 0;
-    while (is_blank(*p))
-        p++;
-    if (*p == '\0')
-        return 0;
-    for (;;) {
-        char *start = p;
-        while (*p != '\0' && *p != ',' && !is_blank(*p))
-            p++;
-        if (p == start) {
-            cli_error("%s:%llu: empty field", path, (unsigned long long)line_no);
-            return -1;
-        }
-        if (n == 3) {
-            cli_error("%s:%llu: too many fields", path, (unsigned long long)line_no);
-            return -1;
-        }
-        uint64_t v;
-        cli_number_problem problem = parse_token(start, p, &v);
-        if (problem != CLI_NUMBER_OK) {
-            cli_error("%s:%llu: '%.*s%s' %s", path, (unsigned long long)line_no,
-                      (int)(p - start > 40 ? 40 : p - start), start, p - start > 40 ? "..." : "",
-                      cli_number_problem_text(problem, false));
-            return -1;
-        }
-        if (v > cli_max_key(key_bits)) {
-            cli_error("%s:%llu: %llu does not fit in %u bits%s", path,
-                      (unsigned long long)line_no, (unsigned long long)v, key_bits, width_hint);
-            return -1;
-        }
-        values[n++] = v;
-        while (is_blank(*p))
-            p++;
-        if (*p == ',') {
-            p++;
-            while (is_blank(*p))
-                p++;
-            if (*p == '\0') {
-                cli_error("%s:%llu: empty field after ','", path, (unsigned long long)line_no);
-                return -1;
-            }
-        }
-        if (*p == '\0')
-            return n;
-    }
-}
-
-/* Splits a line into at most 3 numbers. Returns the number of fields (0 = blank or comment), or
- * -1 after printing an error naming path:line_no. */
-static int parse_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
-                      const char *width_hint, uint64_t values[3])
-{
-    char *hash = strchr(line, '#');
-    if (hash != NULL)
-        *hash = '\0';
-    return parse_fields(line, path, line_no, key_bits, width_hint, values);
-}
-
 static bool grow(growing_column *column, uint64_t needed, size_t width)
 {
     if (needed <= column->capacity)
@@ -252,17 +160,27 @@ static bool grow(growing_column *column, uint64_t needed, size_t width)
     return true;
 }
 
-static int read_text(const char *path, uint32_t key_bits, int min_fields, int max_fields,
-                     const char *what, const char *width_hint, cli_records *out,
-                     cli_progress *progress)
+/* Opens a text file; *size_out is its size in bytes for the progress bar (1 when unknown).
+ * Returns 0, or CLI_EXIT_FAIL after a message. */
+static int open_text(const char *path, FILE **file_out, double *size_out)
 {
     FILE *file = fopen(path, "r");
     if (file == NULL)
         return cli_error("%s: cannot open: %s", path, strerror(errno));
     struct stat st;
+    *size_out = fstat(fileno(file), &st) == 0 && st.st_size > 0 ? (double)st.st_size : 1.0;
+    *file_out = file;
+    return 0;
+}
+
+static int read_text(const char *path, uint32_t key_bits, int min_fields, int max_fields,
+                     const char *what, const char *width_hint, cli_records *out,
+                     cli_progress *progress)
+{
+    FILE *file = NULL;
     double size = 1.0;
-    if (fstat(fileno(file), &st) == 0 && st.st_size > 0)
-        size = (double)st.st_size;
+    if (open_text(path, &file, &size) != 0)
+        return CLI_EXIT_FAIL;
     size_t width = key_bits / 8;
     growing_column columns[2] = {{NULL, 0}, {NULL, 0}};
     char *line = NULL;
@@ -271,39 +189,25 @@ static int read_text(const char *path, uint32_t key_bits, int min_fields, int ma
     int fields = 0;
     int status = 0;
     ssize_t length;
+    const cli_text_rules rules = {path, key_bits, min_fields, max_fields, what, width_hint, false};
+    cli_err err;
+    cli_err_init(&err, false);
     errno = 0;
     while ((length = getline(&line, &line_capacity, file)) >= 0) {
         line_no++;
-        if (memchr(line, '\0', (size_t)length) != NULL) {
-            status = cli_error("%s:%llu: a NUL byte in a text file (is it binary? try --format "
-                               "bin)", path, (unsigned long long)line_no);
-            break;
-        }
         uint64_t values[3];
-        int n = parse_line(line, path, line_no, key_bits, width_hint, values);
+        int n = cli_text_record_line(&rules, line, (size_t)length, line_no, values, &err);
         if (n < 0) {
             status = CLI_EXIT_FAIL;
             break;
         }
         if (n == 0)
             continue;
-        if (n < min_fields || n > max_fields) {
-            if (min_fields == max_fields)
-                status = cli_error("%s:%llu: expected %d field%s (%s), found %d", path,
-                                   (unsigned long long)line_no, min_fields,
-                                   min_fields == 1 ? "" : "s", what, n);
-            else
-                status = cli_error("%s:%llu: expected %d to %d fields (%s), found %d", path,
-                                   (unsigned long long)line_no, min_fields, max_fields, what, n);
-            break;
-        }
         if (fields == 0) {
             fields = n;
             first_data_line = line_no;
         } else if (n != fields) {
-            status = cli_error("%s:%llu: %d field%s, but line %llu has %d; every line must have "
-                               "the same number", path, (unsigned long long)line_no, n,
-                               n == 1 ? "" : "s", (unsigned long long)first_data_line, fields);
+            status = cli_text_mixed_fields(&rules, line_no, n, first_data_line, fields, &err);
             break;
         }
         for (int f = 0; f < n; f++) {
@@ -379,7 +283,7 @@ const char *cli_record_location(const char *path, cli_format format, uint32_t ke
         if (hash != NULL)
             *hash = '\0';
         char *p = line;
-        while (is_blank(*p))
+        while (cli_is_blank(*p))
             p++;
         if (*p == '\0')
             continue;
@@ -412,73 +316,13 @@ void cli_ops_free(cli_ops *ops)
     memset(ops, 0, sizeof *ops);
 }
 
-static int op_kind_of_symbol(char symbol)
-{
-    for (int kind = 0; kind < 4; kind++) {
-        if (cli_op_symbols[kind] == symbol)
-            return kind;
-    }
-    return -1;
-}
-
-/* Parses one text line of operations. Returns 1 with *kind, *key, *value set, 0 for a blank or
- * comment line, or -1 after printing an error naming path:line_no. */
-static int parse_op_line(char *line, const char *path, uint64_t line_no, uint32_t key_bits,
-                         int *kind_out, uint64_t *key_out, uint64_t *value_out)
-{
-    char *hash = strchr(line, '#');
-    if (hash != NULL)
-        *hash = '\0';
-    char *p = line;
-    while (is_blank(*p))
-        p++;
-    if (*p == '\0')
-        return 0;
-    int kind = op_kind_of_symbol(*p);
-    if (kind < 0) {
-        const char *end = p;
-        while (*end != '\0' && *end != ',' && !is_blank(*end))
-            end++;
-        cli_error("%s:%llu: unknown operation '%.*s' (lines are '+ key value' insert, "
-                  "'= key value' update, '* key value' upsert or '- key' delete)",
-                  path, (unsigned long long)line_no, (int)(end - p > 40 ? 40 : end - p), p);
-        return -1;
-    }
-    char symbol = *p++;
-    uint64_t fields[3];
-    int n = parse_fields(p, path, line_no, key_bits, " (the key width of the index)", fields);
-    if (n < 0)
-        return -1;
-    int wanted = kind == HARMONIA_OP_DELETE ? 1 : 2;
-    if (n != wanted) {
-        const char *what = n == 0                                  ? "no key"
-                           : n < wanted                              ? "a key but no value"
-                           : kind == HARMONIA_OP_DELETE && n == 2 ? "a value too"
-                                                                     : "an extra field";
-        if (kind == HARMONIA_OP_DELETE)
-            cli_error("%s:%llu: '%c' (delete) takes a key only, found %s", path,
-                      (unsigned long long)line_no, symbol, what);
-        else
-            cli_error("%s:%llu: '%c' (%s) takes a key and a value, found %s", path,
-                      (unsigned long long)line_no, symbol, cli_op_names[kind], what);
-        return -1;
-    }
-    *kind_out = kind;
-    *key_out = fields[0];
-    *value_out = n == 2 ? fields[1] : 0;
-    return 1;
-}
-
 static int read_ops_text(const char *path, uint32_t key_bits, cli_ops *out,
                          cli_progress *progress)
 {
-    FILE *file = fopen(path, "r");
-    if (file == NULL)
-        return cli_error("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
+    FILE *file = NULL;
     double size = 1.0;
-    if (fstat(fileno(file), &st) == 0 && st.st_size > 0)
-        size = (double)st.st_size;
+    if (open_text(path, &file, &size) != 0)
+        return CLI_EXIT_FAIL;
     size_t width = key_bits / 8;
     growing_column kinds = {NULL, 0}, keys = {NULL, 0}, values = {NULL, 0}, lines = {NULL, 0};
     char *line = NULL;
@@ -486,17 +330,15 @@ static int read_ops_text(const char *path, uint32_t key_bits, cli_ops *out,
     uint64_t line_no = 0, count = 0;
     int status = 0;
     ssize_t length;
+    const cli_text_rules rules = {path, key_bits, 0, 0, NULL, NULL, false};
+    cli_err err;
+    cli_err_init(&err, false);
     errno = 0;
     while ((length = getline(&line, &line_capacity, file)) >= 0) {
         line_no++;
-        if (memchr(line, '\0', (size_t)length) != NULL) {
-            status = cli_error("%s:%llu: a NUL byte in a text file (is it binary? try --format "
-                               "bin)", path, (unsigned long long)line_no);
-            break;
-        }
         int kind;
         uint64_t key, value;
-        int n = parse_op_line(line, path, line_no, key_bits, &kind, &key, &value);
+        int n = cli_text_op_line(&rules, line, (size_t)length, line_no, &kind, &key, &value, &err);
         if (n < 0) {
             status = CLI_EXIT_FAIL;
             break;
@@ -566,6 +408,8 @@ static int read_ops_binary(const char *path, uint32_t key_bits, cli_ops *out,
     }
     size_t records_per_chunk = IO_CHUNK_BYTES / record_bytes;
     int status = 0;
+    cli_err err;
+    cli_err_init(&err, false);
     for (uint64_t done = 0; done < count && status == 0;) {
         uint64_t n = count - done < records_per_chunk ? count - done : records_per_chunk;
         if (fread(chunk, record_bytes, (size_t)n, file) != n) {
@@ -575,30 +419,16 @@ static int read_ops_binary(const char *path, uint32_t key_bits, cli_ops *out,
             break;
         }
         for (uint64_t r = 0; r < n; r++) {
-            uint64_t word[3];
-            for (int f = 0; f < 3; f++) {
-                const unsigned char *at = chunk + r * record_bytes + (size_t)f * width;
-                if (key_bits == 32) {
-                    uint32_t v32;
-                    memcpy(&v32, at, 4);
-                    word[f] = le_to_host(v32, 32);
-                } else {
-                    memcpy(&word[f], at, 8);
-                    word[f] = le_to_host(word[f], 64);
-                }
-            }
-            uint64_t i = done + r;
-            if (word[0] > HARMONIA_OP_DELETE) {
-                status = cli_error("%s: record %llu (byte offset %llu): kind %llu is not an "
-                                   "operation (0 insert, 1 update, 2 upsert, 3 delete)",
-                                   path, (unsigned long long)i,
-                                   (unsigned long long)(i * record_bytes),
-                                   (unsigned long long)word[0]);
+            uint64_t i = done + r, key, value;
+            int kind;
+            if (cli_binary_op_record(chunk + r * record_bytes, key_bits, path, i, &kind, &key, &value,
+                                     &err) != 0) {
+                status = CLI_EXIT_FAIL;
                 break;
             }
-            out->kinds[i] = (uint8_t)word[0];
-            cli_set(out->keys, key_bits, i, word[1]);
-            cli_set(out->values, key_bits, i, word[0] == HARMONIA_OP_DELETE ? 0 : word[2]);
+            out->kinds[i] = (uint8_t)kind;
+            cli_set(out->keys, key_bits, i, key);
+            cli_set(out->values, key_bits, i, value);
         }
         done += n;
         cli_progress_update(progress, "reading", (double)done / (double)count);
@@ -733,21 +563,13 @@ void cli_write_char(cli_writer *writer, char c)
 
 void cli_write_u64(cli_writer *writer, uint64_t value)
 {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value != 0);
     char text[24];
-    for (int i = 0; i < n; i++)
-        text[i] = digits[n - 1 - i];
-    fwrite_unlocked(text, 1, (size_t)n, writer->file);
+    fwrite_unlocked(text, 1, cli_u64_digits(value, text), writer->file);
 }
 
 void cli_write_bin(cli_writer *writer, uint32_t key_bits, uint64_t value)
 {
-    value = le_to_host(value, key_bits);
+    value = cli_le_to_host(value, key_bits);
     if (key_bits == 32) {
         uint32_t v32 = (uint32_t)value;
         fwrite_unlocked(&v32, 4, 1, writer->file);

@@ -14,7 +14,6 @@
 
 int cli_cmd_profile_ntg(int argc, char **argv); /* declared with the other commands in cli.h */
 
-static const char *const psa_names[] = {"auto", "on", "off", NULL};
 
 /* Everything one run of the command knows, for the table, the JSON and the plot. */
 typedef struct profile_run {
@@ -251,7 +250,7 @@ static int read_options(const cli_spec *spec, profile_run *run, int *queries_for
         (status = cli_opt_u64(spec, "seed", 1, 0, UINT64_MAX, &run->seed)) ||
         (status = cli_opt_u64(spec, "sample", HARMONIA_NTG_DEFAULT_SAMPLE, 32, (uint64_t)1 << 24, &sample)) ||
         (status = cli_opt_u64(spec, "levels", HARMONIA_NTG_DEFAULT_LEVELS, 1, HARMONIA_MAX_LEVELS, &levels)) ||
-        (status = cli_opt_choice(spec, "psa", psa_names, 0, &psa)) ||
+        (status = cli_opt_psa(spec, &psa)) ||
         (status = cli_opt_u64(spec, "psa-window", 0, 1024, (uint64_t)1 << 30, &window)) ||
         (status = cli_opt_u64(spec, "psa-bits", 0, 1, 64, &bits)) ||
         (status = cli_opt_u64(spec, "runs", HARMONIA_NTG_DEFAULT_RUNS, 1, 1000, &runs)) ||
@@ -276,7 +275,7 @@ static int read_options(const cli_spec *spec, profile_run *run, int *queries_for
     run->count = count;
     harmonia_ntg_config_init(&run->config);
     harmonia_query_config_init(&run->query);
-    run->query.psa = psa == 0 ? -1 : psa == 1 ? 1 : 0;
+    run->query.psa = psa;
     run->query.psa_window = window;
     run->query.psa_bits = (uint32_t)bits;
     run->config.query = &run->query;

@@ -8,24 +8,22 @@
 #include "cli.h"
 #include "cli_io.h"
 
-static const char *const out_formats[] = {"text", "bin", NULL};
-static const char *const psa_modes[] = {"auto", "on", "off", NULL};
 
 enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
 
 #define COMMON_OPTS                                                                              \
     {"index", "INDEX", "the index file (required)", NULL},                                      \
     {"out", "FILE", "write the results to FILE (default: standard output)", NULL},              \
-    {"format", "F", "results as text (default) or bin", NULL},                                  \
+    CLI_OPT_RESULTS_FORMAT,                                  \
     {"json", NULL, "results (and the summary) as JSON", NULL},                                  \
-    {"backend", "B", "auto (default: the GPU when usable), cpu or gpu", NULL},                  \
+    CLI_OPT_QUERY_BACKEND,                  \
     {"threads", "T", "CPU engine threads (default: OpenMP's)", NULL},                           \
     {"group-size", "G", "GPU: threads per query of the descent kernels, 1..32 and <= F (default: "\
                         "the index's stored choice, else 64 bytes of a node per thread)", NULL},  \
-    {"psa", "MODE", "GPU: partially-sorted aggregation auto (default), on or off", NULL},       \
-    {"window", "W", "GPU: queries per PSA window (default: sized to the L2)", NULL},             \
+    CLI_OPT_PSA,       \
+    CLI_OPT_WINDOW,             \
     {"psa-bits", "B", "GPU: bucket bits of the PSA partition (default: buckets of ~32 leaves)", NULL}, \
-    {"pipeline-depth", "D", "GPU: windows in flight, 1..3 (default 3)", NULL},                 \
+    CLI_OPT_PIPELINE_DEPTH,                 \
     {"constant-levels", "N", "GPU: internal levels read from constant memory, a count or all "   \
                              "(default 1: the root)", NULL},                                      \
     {"no-verify", NULL, CLI_NO_VERIFY_HELP, NULL},                                                \
@@ -52,23 +50,22 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
     int status = cli_parse(spec, argc, argv, NULL, 0, NULL);
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_HELP_SHOWN : status;
-    int out_format, input_format, psa_mode;
+    int input_format, psa;
     uint64_t threads, group_size, window, psa_bits, depth;
     if ((status = cli_opt_required(spec, "index", &run->index_path)) ||
         (status = cli_opt_required(spec, input_option, &run->input_path)) ||
         (status = cli_opt_choice(spec, input_format_option, cli_format_names, CLI_FORMAT_AUTO,
                                  &input_format)) ||
-        (status = cli_opt_choice(spec, "format", out_formats, 0, &out_format)) ||
+        (status = cli_opt_results_format(spec, &run->binary_out)) ||
         (status = cli_opt_choice(spec, "backend", cli_backend_names, 0, &run->backend_index)) ||
         (status = cli_opt_u64(spec, "threads", 0, 0, 1u << 16, &threads)) ||
         (status = cli_opt_u64(spec, "group-size", 0, 0, UINT64_MAX, &group_size)) ||
-        (status = cli_opt_choice(spec, "psa", psa_modes, 0, &psa_mode)) ||
+        (status = cli_opt_psa(spec, &psa)) ||
         (status = cli_opt_u64(spec, "window", 0, 0, 1u << 30, &window)) ||
         (status = cli_opt_u64(spec, "psa-bits", 0, 0, 64, &psa_bits)) ||
         (status = cli_opt_u64(spec, "pipeline-depth", 0, 0, 3, &depth)))
         return status;
     run->out_path = cli_opt_str(spec, "out", NULL);
-    run->binary_out = out_format == 1;
     run->json = cli_opt_given(spec, "json");
     run->quiet = cli_opt_given(spec, "quiet");
     if (run->json && run->binary_out)
@@ -87,7 +84,7 @@ static int setup(query_run *run, int argc, char **argv, const char *input_option
     run->config.backend = cli_backend_of(run->backend_index);
     run->config.threads = (int)threads;
     run->config.group_size = (uint32_t)group_size;
-    run->config.psa = psa_mode == 0 ? -1 : psa_mode == 1 ? 1 : 0;
+    run->config.psa = psa;
     run->config.psa_window = window;
     run->config.psa_bits = (uint32_t)psa_bits;
     run->config.pipeline_depth = (uint32_t)depth;
@@ -303,7 +300,7 @@ int cli_cmd_range(int argc, char **argv)
     cli_opt opts[] = {
         {"ranges", "FILE", "the ranges: lo,hi records, inclusive (required)", NULL},
         {"ranges-format", "F", "format of the ranges file: auto (default), bin or text", NULL},
-        {"collect", NULL, "write the key,value pairs of each range, not only its count", NULL},
+        CLI_OPT_COLLECT,
         COMMON_OPTS,
     };
     cli_spec spec = {

@@ -8,8 +8,6 @@
 #include "cli.h"
 #include "cli_io.h"
 
-static const char *const insert_policies[] = {"error", "upsert", NULL};
-static const char *const update_policies[] = {"error", "skip", NULL};
 
 /* Reports a batch the library rejected; the index file is untouched. A strict-policy failure is
  * placed at the file line (or binary record) of the failing operation. Returns
@@ -129,8 +127,8 @@ int cli_cmd_update(int argc, char **argv)
         {"ops", "FILE", "the operations to apply, as one batch (required)", NULL},
         {"out", "INDEX", "save the updated index here (default: over --index)", NULL},
         {"format", "F", "format of the operations file: auto (default), bin or text", NULL},
-        {"insert-existing", "P", "an insert of a present key: error (default) or upsert", NULL},
-        {"update-missing", "P", "an update of a missing key: error (default) or skip", NULL},
+        CLI_OPT_INSERT_EXISTING,
+        CLI_OPT_UPDATE_MISSING,
         {"split-fill", "X", "fill of the nodes an overflowing leaf splits into, in (0, 1] "
                             "(default: library's)", NULL},
         {"threads", "T", "OpenMP threads (default: OpenMP's)", NULL},
@@ -164,15 +162,16 @@ int cli_cmd_update(int argc, char **argv)
     if (status != 0)
         return status == CLI_HELP_SHOWN ? CLI_EXIT_OK : status;
     const char *index_path, *ops_path;
-    int format, insert_existing, update_missing;
+    int format;
+    harmonia_insert_policy insert_existing;
+    harmonia_update_policy update_missing;
     double split_fill;
     uint64_t threads;
     if ((status = cli_opt_required(&spec, "index", &index_path)) ||
         (status = cli_opt_required(&spec, "ops", &ops_path)) ||
         (status = cli_opt_choice(&spec, "format", cli_format_names, CLI_FORMAT_AUTO, &format)) ||
-        (status = cli_opt_choice(&spec, "insert-existing", insert_policies, 0,
-                                 &insert_existing)) ||
-        (status = cli_opt_choice(&spec, "update-missing", update_policies, 0, &update_missing)) ||
+        (status = cli_opt_insert_existing(&spec, &insert_existing)) ||
+        (status = cli_opt_update_missing(&spec, &update_missing)) ||
         (status = cli_opt_double(&spec, "split-fill", 0.0, 0.0, 1.0, &split_fill)) ||
         (status = cli_opt_u64(&spec, "threads", 0, 0, 1u << 16, &threads)))
         return status;
@@ -223,10 +222,8 @@ int cli_cmd_update(int argc, char **argv)
 
     harmonia_update_config config;
     harmonia_update_config_init(&config);
-    config.insert_existing = insert_existing == 1 ? HARMONIA_INSERT_EXISTING_UPSERT
-                                                  : HARMONIA_INSERT_EXISTING_ERROR;
-    config.update_missing = update_missing == 1 ? HARMONIA_UPDATE_MISSING_SKIP
-                                                : HARMONIA_UPDATE_MISSING_ERROR;
+    config.insert_existing = insert_existing;
+    config.update_missing = update_missing;
     if (split_fill > 0.0)
         config.split_fill = split_fill;
     config.threads = (int)threads;

@@ -23,12 +23,6 @@ static void explain_early_exit(void)
             cli_command[0] != '\0' ? cli_command : "");
 }
 
-typedef struct cli_command_entry {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} cli_command_entry;
-
 static const cli_command_entry commands[] = {
     {"generate", cli_cmd_generate, "write synthetic keys, queries, ranges or update batches"},
     {"build", cli_cmd_build, "build an index file from key,value pairs"},
@@ -51,8 +45,7 @@ static void print_help(FILE *out)
             "\n"
             "Commands:\n",
             HARMONIA_VERSION_STRING);
-    for (size_t i = 0; i < CLI_COUNT_OF(commands); i++)
-        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    cli_print_commands(out, commands, CLI_COUNT_OF(commands));
     fprintf(out,
             "\n"
             "'harmonia <command> --help' shows the options of a command.\n"
@@ -89,28 +82,24 @@ int main(int argc, char **argv)
         }
         name = argv[2];
         char *help_argv[] = {"--help", NULL};
-        for (size_t i = 0; i < CLI_COUNT_OF(commands); i++) {
-            if (strcmp(commands[i].name, name) == 0) {
-                cli_command = commands[i].name;
-                return commands[i].run(1, help_argv);
-            }
-        }
-        return cli_usage_error("unknown command '%s'", name);
+        const cli_command_entry *command = cli_find_command(commands, CLI_COUNT_OF(commands), name);
+        if (command == NULL)
+            return cli_usage_error("unknown command '%s'", name);
+        cli_command = command->name;
+        return command->run(1, help_argv);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("harmonia %s\n", HARMONIA_VERSION_STRING);
         return CLI_EXIT_OK;
     }
-    for (size_t i = 0; i < CLI_COUNT_OF(commands); i++) {
-        if (strcmp(commands[i].name, name) == 0) {
-            cli_command = commands[i].name;
-            atexit(explain_early_exit);
-            int status = commands[i].run(argc - 2, argv + 2);
-            command_returned = true;
-            if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
-                status = cli_error("standard output: write failed");
-            return status;
-        }
-    }
-    return cli_usage_error("unknown command '%s'", name);
+    const cli_command_entry *command = cli_find_command(commands, CLI_COUNT_OF(commands), name);
+    if (command == NULL)
+        return cli_usage_error("unknown command '%s'", name);
+    cli_command = command->name;
+    atexit(explain_early_exit);
+    int status = command->run(argc - 2, argv + 2);
+    command_returned = true;
+    if (fflush(stdout) != 0 && status == CLI_EXIT_OK)
+        status = cli_error("standard output: write failed");
+    return status;
 }
