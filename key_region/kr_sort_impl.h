@@ -16,7 +16,7 @@
  *     still differ, down to insertion sorts of a few records; then visit(bucket) sees it sorted.
  *     A bucket larger than KS_LOCAL but at most KS_THREAD_BUCKET records (the digit is at most
  *     KS_MAX_DIGIT bits: from 2^27 pairs of 16 bytes on, every bucket is) is split once more by its
- *     thread, into that thread's share of a mid buffer, into pieces of about KS_LOCAL / 2, each then
+ *     thread, into that thread's mid buffer, into pieces of about KS_LOCAL / 2, each then
  *     sorted in cache as above (the bucket's region is only read: it stays clean in the cache).
  *     Larger buckets (skewed keys) are sorted the same way, from step 1, by the whole team, between
  *     their region and a DRAM scratch.
@@ -321,17 +321,21 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         st = KS_FN(partition)(c, NULL, out + begin, m, shift, to, out + begin, base + begin);
     }
     free(own_alt);
-    /* the mid buffer: each thread's share as large as the largest bucket between the cache scratch
-     * and KS_THREAD_BUCKET */
+    /* the mid buffers: one a thread, as large as the largest bucket between the cache scratch and
+     * KS_THREAD_BUCKET (at most 4 MiB: below kr_malloc's huge-page size, so 4 KiB pages, each first
+     * touched by its own thread) */
     uint64_t largest_mid = 0;
     for (uint64_t b = 0; b < buckets; b++) {
         uint64_t m = KS_BUCKET_END(b) - start[b];
         if (m > KS_LOCAL && m <= KS_THREAD_BUCKET && m > largest_mid)
             largest_mid = m;
     }
-    KS_REC *mid = NULL;
+    KS_REC **mid = NULL;
     if (st == HARMONIA_OK && largest_mid > 0) {
-        mid = kr_malloc((size_t)nt * largest_mid * sizeof(KS_REC));
+        mid = kr_calloc((size_t)nt, sizeof *mid);
+        for (int u = 0; mid && u < nt && st == HARMONIA_OK; u++)
+            if (!(mid[u] = kr_malloc(largest_mid * sizeof(KS_REC))))
+                st = HARMONIA_ERR_NO_MEMORY;
         if (!mid)
             st = HARMONIA_ERR_NO_MEMORY;
     }
@@ -343,7 +347,7 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
                 continue;
             const int t = omp_get_thread_num();
             if (m > KS_LOCAL) {
-                KS_FN(sort_large)(c, out + begin, mid + (size_t)t * largest_mid, m, shift, base + begin, t);
+                KS_FN(sort_large)(c, out + begin, mid[t], m, shift, base + begin, t);
                 continue;
             }
             const KS_REC *sorted = out + begin;
@@ -360,6 +364,8 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         }
     }
 #undef KS_BUCKET_END
+    for (int u = 0; mid && u < nt; u++)
+        free(mid[u]);
     free(mid);
     free(hist);
     return st;
