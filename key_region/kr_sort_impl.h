@@ -107,7 +107,8 @@ static void KS_FN(sort_into)(KS_REC *src, KS_REC *dst, uint64_t n, unsigned hi)
 {
     uint32_t ends[1u << KS_LOCAL_DIGIT];
     unsigned shift = 0;
-    uint32_t buckets = n <= KS_SMALL || hi == 0 ? 0 : KS_FN(local_pass)(src, dst, n, hi, KS_FN(local_digit)(n), ends, &shift);
+    uint32_t buckets =
+        n <= KS_SMALL || hi == 0 ? 0 : KS_FN(local_pass)(src, dst, n, hi, KS_FN(local_digit)(n), ends, &shift);
     if (buckets == 0) {
         memcpy(dst, src, n * sizeof(KS_REC));
         if (n <= KS_SMALL && hi > 0)
