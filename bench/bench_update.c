@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "harmonia.h"
 #include "cpu_update/cpu_update.h"
@@ -169,6 +170,42 @@ static double copy_bandwidth(size_t bytes)
     return 2.0 * (double)bytes / best / 1e9; /* bytes read + written */
 }
 
+/* First touch of `bytes` of fresh memory, three ways, twice each (seconds into *out[6]): 4 KiB pages
+ * written by every thread; pages advised huge (as kr_malloc advises arrays of 8 MiB and more)
+ * written by every thread; MAP_POPULATE (the kernel fills them in the calling thread). Each mapping
+ * is released before the next. Returns the seconds of rewriting the last one's pages (for scale). */
+static double first_touch(size_t bytes, double *out)
+{
+    double rewrite = 0;
+    for (int k = 0; k < 6; k++) {
+        const int way = k % 3;
+        double t0 = now();
+        char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | (way == 2 ? MAP_POPULATE : 0), -1, 0);
+        if (p == MAP_FAILED) {
+            out[k] = 0;
+            continue;
+        }
+#ifdef MADV_HUGEPAGE
+        if (way == 1)
+            madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+        if (way < 2) {
+#pragma omp parallel for schedule(static)
+            for (size_t i = 0; i < bytes; i += 4096)
+                p[i] = 1;
+        }
+        out[k] = now() - t0;
+        if (k == 5) {
+            double r0 = now();
+            memset(p, 2, bytes);
+            rewrite = now() - r0;
+        }
+        munmap(p, bytes);
+    }
+    return rewrite;
+}
+
 static void usage(void)
 {
     printf("usage: bench_update [--keys-log2 K] [--paper-ops N] [--paper-batches B] [--sizes a,b,c]\n"
@@ -183,6 +220,8 @@ static void usage(void)
            "  --build-log2 B    the bulk build from unsorted pairs: 2^B pairs (default 28; 0 = skip)\n"
            "  --sample S        lookups checked against the model after each step (default 262144)\n"
            "  --bandwidth-mib M the machine's copy bandwidth measured on M MiB first (default 1024; 0 = skip)\n"
+           "  --first-touch-mib M  first, the cost of first touch of M MiB of fresh memory: 4 KiB pages,\n"
+           "                    huge pages (advised), MAP_POPULATE (default 0 = skip)\n"
            "  --no-streaming    the updater writes the new leaf level with plain copies (to compare)\n"
            "  --quick           --keys-log2 20 --paper-ops 65536 --sizes 10,14 --build-log2 22\n"
            "Threads: OMP_NUM_THREADS. Exit 1 at the first failure.\n");
@@ -263,7 +302,7 @@ static int bench_build(uint32_t log2_pairs, uint64_t sample)
 
 int main(int argc, char **argv)
 {
-    uint32_t keys_log2 = 26, build_log2 = 28, paper_batches = 3, bandwidth_mib = 1024;
+    uint32_t keys_log2 = 26, build_log2 = 28, paper_batches = 3, bandwidth_mib = 1024, first_touch_mib = 0;
     uint64_t paper_ops = 4194304, sample = 262144;
     uint32_t sizes[8] = {16, 20, 24};
     int n_sizes = 3;
@@ -288,6 +327,8 @@ int main(int argc, char **argv)
             build_log2 = (uint32_t)atoi(v), a++;
         } else if (!strcmp(o, "--no-streaming")) {
             upd_tuning_streaming = false;
+        } else if (v && !strcmp(o, "--first-touch-mib")) {
+            first_touch_mib = (uint32_t)atoi(v), a++;
         } else if (v && !strcmp(o, "--bandwidth-mib")) {
             bandwidth_mib = (uint32_t)atoi(v), a++;
         } else if (v && !strcmp(o, "--sample")) {
@@ -307,6 +348,16 @@ int main(int argc, char **argv)
     }
     const uint64_t n = 1ull << keys_log2;
     const int threads = omp_get_max_threads();
+    if (first_touch_mib) { /* before anything else: the process's first fresh memory */
+        double ft[6], bytes = (double)((size_t)first_touch_mib << 20);
+        double rewrite = first_touch((size_t)first_touch_mib << 20, ft);
+        printf("## First touch of %u MiB of fresh memory, %d threads (GB/s; two rounds)\n\n"
+               "| 4 KiB pages, every thread | huge pages advised, every thread | MAP_POPULATE, one thread |"
+               " rewrite of touched pages |\n| --- | --- | --- | --- |\n"
+               "| %.2f, %.2f | %.2f, %.2f | %.2f, %.2f | %.1f |\n\n",
+               first_touch_mib, threads, bytes / ft[0] / 1e9, bytes / ft[3] / 1e9, bytes / ft[1] / 1e9,
+               bytes / ft[4] / 1e9, bytes / ft[2] / 1e9, bytes / ft[5] / 1e9, bytes / rewrite / 1e9);
+    }
     printf("# bench_update: %d threads, new leaf level %s", threads,
            upd_tuning_streaming ? "streamed (non-temporal stores)" : "copied (plain stores)");
     if (bandwidth_mib)

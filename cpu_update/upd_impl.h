@@ -32,6 +32,8 @@ typedef struct UPD_FN(src) {
 #undef KS_LOCAL
 #undef KS_SMALL
 #undef KS_MAX_DIGIT
+#undef KS_LOCAL_DIGIT
+#undef KS_THREAD_BUCKET
 
 /* The sort's visitor: each sorted bucket into its place of the records array (where the sort left it,
  * but for the pieces a nested level sorted in its other buffer). */

@@ -33,6 +33,8 @@ typedef struct pair_src32 {
 #undef KS_LOCAL
 #undef KS_SMALL
 #undef KS_MAX_DIGIT
+#undef KS_LOCAL_DIGIT
+#undef KS_THREAD_BUCKET
 
 #define KS_REC kr_pair32
 #define KS_KEY_T uint32_t

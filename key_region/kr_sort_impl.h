@@ -14,8 +14,12 @@
  *  3. Each bucket, in parallel (dynamic schedule): sorted in cache by recursive MSD passes between
  *     its region of out[] and a per-thread scratch of KS_LOCAL records, each pass on the bits that
  *     still differ, down to insertion sorts of a few records; then visit(bucket) sees it sorted.
- *     Buckets larger than KS_LOCAL (skewed keys) are sorted the same way, from step 1, by the
- *     whole team, between their region and a DRAM scratch.
+ *     A bucket larger than KS_LOCAL but at most KS_THREAD_BUCKET records (the digit is at most
+ *     KS_MAX_DIGIT bits: from 2^27 pairs of 16 bytes on, every bucket is) is split once more by its
+ *     thread, into that thread's mid buffer, into pieces of about KS_LOCAL / 2, each then
+ *     sorted in cache as above (the bucket's region is only read: it stays clean in the cache).
+ *     Larger buckets (skewed keys) are sorted the same way, from step 1, by the whole team, between
+ *     their region and a DRAM scratch.
  *  Stable at every step, so equal keys keep their source order. */
 
 #ifndef KS_LOCAL
@@ -53,23 +57,33 @@ static void KS_FN(insertion)(KS_REC *a, uint64_t n)
     }
 }
 
-#define KS_SMALL 24 /* at most this many records: insertion sort */
+/* Tuning (bench/NOTES.md, "Issue 15", has the measurements behind them) */
+#define KS_SMALL 24            /* at most this many records: insertion sort */
+#define KS_LOCAL_DIGIT 11      /* the widest digit of an in-cache pass (its counters on the stack) */
+#define KS_MAX_DIGIT 12        /* the widest digit of a pass over DRAM */
+#define KS_THREAD_BUCKET (8 * (uint64_t)KS_LOCAL) /* the largest bucket one thread sorts, through
+                                                     its mid buffer; larger: a nested team level */
 
 static void KS_FN(sort_inplace)(KS_REC *buf, KS_REC *scratch, uint64_t n, unsigned hi);
 
-/* One in-cache MSD pass: scatters from[0..n) into to[0..n) by the top digit of the bits that differ
- * below hi (about 4 records a bucket, at most 2^11 buckets); ends[b] = the end of bucket b.
- * Returns the bucket count, or 0 when every key is equal (nothing moved). *shift_out: the bits
- * left below the digit. */
-static uint32_t KS_FN(local_pass)(const KS_REC *from, KS_REC *to, uint64_t n, unsigned hi, uint32_t *ends,
-                                  unsigned *shift_out)
+/* The digit of an in-cache pass over n records: about 4 records a bucket. */
+static inline unsigned KS_FN(local_digit)(uint64_t n)
+{
+    unsigned d = KS_FN(log2_floor)(n) - 2;
+    return d > KS_LOCAL_DIGIT ? KS_LOCAL_DIGIT : d < 1 ? 1 : d;
+}
+
+/* One in-cache MSD pass: scatters from[0..n) into to[0..n) by the top digit (d bits, 1 <= d <=
+ * KS_LOCAL_DIGIT, fewer where fewer differ) of the bits that differ below hi; ends[b] = the end of
+ * bucket b. Returns the bucket count, or 0 when every key is equal (nothing moved). *shift_out: the
+ * bits left below the digit. */
+static uint32_t KS_FN(local_pass)(const KS_REC *from, KS_REC *to, uint64_t n, unsigned hi, unsigned d,
+                                  uint32_t *ends, unsigned *shift_out)
 {
     unsigned differ = KS_FN(differing_bits)(from, n);
     hi = differ < hi ? differ : hi;
     if (hi == 0)
         return 0;
-    unsigned d = KS_FN(log2_floor)(n) - 2;
-    d = d > 11 ? 11 : d < 1 ? 1 : d;
     d = d > hi ? hi : d;
     const unsigned shift = hi - d;
     const uint32_t buckets = 1u << d, mask = buckets - 1;
@@ -91,9 +105,10 @@ static uint32_t KS_FN(local_pass)(const KS_REC *from, KS_REC *to, uint64_t n, un
 /* Sorts src[0..n) (keys equal above bit hi) stably into dst[0..n); src is clobbered. */
 static void KS_FN(sort_into)(KS_REC *src, KS_REC *dst, uint64_t n, unsigned hi)
 {
-    uint32_t ends[1u << 11];
+    uint32_t ends[1u << KS_LOCAL_DIGIT];
     unsigned shift = 0;
-    uint32_t buckets = n <= KS_SMALL || hi == 0 ? 0 : KS_FN(local_pass)(src, dst, n, hi, ends, &shift);
+    uint32_t buckets =
+        n <= KS_SMALL || hi == 0 ? 0 : KS_FN(local_pass)(src, dst, n, hi, KS_FN(local_digit)(n), ends, &shift);
     if (buckets == 0) {
         memcpy(dst, src, n * sizeof(KS_REC));
         if (n <= KS_SMALL && hi > 0)
@@ -116,9 +131,9 @@ static void KS_FN(sort_inplace)(KS_REC *buf, KS_REC *scratch, uint64_t n, unsign
             KS_FN(insertion)(buf, n);
         return;
     }
-    uint32_t ends[1u << 11];
+    uint32_t ends[1u << KS_LOCAL_DIGIT];
     unsigned shift = 0;
-    uint32_t buckets = hi == 0 ? 0 : KS_FN(local_pass)(buf, scratch, n, hi, ends, &shift);
+    uint32_t buckets = hi == 0 ? 0 : KS_FN(local_pass)(buf, scratch, n, hi, KS_FN(local_digit)(n), ends, &shift);
     uint32_t begin = 0;
     for (uint32_t b = 0; b < buckets; b++) {
         if (ends[b] > begin)
@@ -126,8 +141,6 @@ static void KS_FN(sort_inplace)(KS_REC *buf, KS_REC *scratch, uint64_t n, unsign
         begin = ends[b];
     }
 }
-
-#define KS_MAX_DIGIT 12
 
 /* What the parallel levels share. */
 typedef struct KS_FN(ctx) {
@@ -139,6 +152,40 @@ typedef struct KS_FN(ctx) {
                              sorted array), not into the thread's scratch (where the caller only
                              reads it: out[] then stays clean in the cache, no write-back) */
 } KS_FN(ctx);
+
+/* One thread sorts and visits bucket[0..n) (its records' global positions from base; keys equal
+ * above bit hi), larger than its cache scratch: split by the top digit of the bits that differ into
+ * mid[0..n), in pieces of about KS_LOCAL / 2 (at most 2^KS_LOCAL_DIGIT of them), then each piece
+ * sorted in cache into the thread's scratch (or back into bucket[], for the caller that keeps the
+ * sorted array, and for a piece still larger than the scratch: keys that cluster) and visited. */
+static void KS_FN(sort_large)(const KS_FN(ctx) *c, KS_REC *bucket, KS_REC *mid, uint64_t n, unsigned hi,
+                              uint64_t base, int thread)
+{
+    uint32_t ends[1u << KS_LOCAL_DIGIT];
+    unsigned shift = 0;
+    unsigned d = KS_FN(log2_floor)(n / (KS_LOCAL / 2)) + 1;
+    d = d > KS_LOCAL_DIGIT ? KS_LOCAL_DIGIT : d;
+    uint32_t pieces = hi == 0 ? 0 : KS_FN(local_pass)(bucket, mid, n, hi, d, ends, &shift);
+    if (pieces == 0) { /* every key equal: already in order */
+        c->visit(c->arg, base, bucket, n, thread);
+        return;
+    }
+    KS_REC *scratch = c->local + (size_t)thread * KS_LOCAL;
+    uint32_t begin = 0;
+    for (uint32_t b = 0; b < pieces; b++) {
+        const uint32_t m = ends[b] - begin;
+        if (m == 0)
+            continue;
+        const KS_REC *sorted = mid + begin;
+        if (m > 1 && shift > 0) {
+            KS_REC *to = c->result_in_out || m > KS_LOCAL ? bucket + begin : scratch;
+            KS_FN(sort_into)(mid + begin, to, m, shift);
+            sorted = to;
+        }
+        c->visit(c->arg, base + begin, sorted, m, thread);
+        begin = ends[b];
+    }
+}
 
 /* One parallel level: partitions n records (src when in is NULL, else in[]) into out[] by 2^d buckets
  * of the top bits that differ below bit hi, then sorts and visits each bucket (big ones by a nested
@@ -251,11 +298,11 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         free(hist);
         return HARMONIA_OK;
     }
-    /* buckets too large for the cache: a nested level each, by the whole team */
+    /* buckets too large for one thread: a nested level each, by the whole team */
     KS_REC *own_alt = NULL;
     for (uint64_t b = 0; b < buckets && st == HARMONIA_OK; b++) {
         uint64_t begin = start[b], m = KS_BUCKET_END(b) - begin;
-        if (m <= KS_LOCAL)
+        if (m <= KS_THREAD_BUCKET)
             continue;
         KS_REC *to = alt ? alt + begin : NULL;
         if (!to) {
@@ -275,13 +322,35 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         st = KS_FN(partition)(c, NULL, out + begin, m, shift, to, out + begin, base + begin);
     }
     free(own_alt);
+    /* the mid buffers: one a thread, as large as the largest bucket between the cache scratch and
+     * KS_THREAD_BUCKET (at most 4 MiB: below kr_malloc's huge-page size, so 4 KiB pages, each first
+     * touched by its own thread) */
+    uint64_t largest_mid = 0;
+    for (uint64_t b = 0; b < buckets; b++) {
+        uint64_t m = KS_BUCKET_END(b) - start[b];
+        if (m > KS_LOCAL && m <= KS_THREAD_BUCKET && m > largest_mid)
+            largest_mid = m;
+    }
+    KS_REC **mid = NULL;
+    if (st == HARMONIA_OK && largest_mid > 0) {
+        mid = kr_calloc((size_t)nt, sizeof *mid);
+        for (int u = 0; mid && u < nt && st == HARMONIA_OK; u++)
+            if (!(mid[u] = kr_malloc(largest_mid * sizeof(KS_REC))))
+                st = HARMONIA_ERR_NO_MEMORY;
+        if (!mid)
+            st = HARMONIA_ERR_NO_MEMORY;
+    }
     if (st == HARMONIA_OK) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (uint64_t b = 0; b < buckets; b++) {
             uint64_t begin = start[b], m = KS_BUCKET_END(b) - begin;
-            if (m == 0 || m > KS_LOCAL)
+            if (m == 0 || m > KS_THREAD_BUCKET)
                 continue;
             const int t = omp_get_thread_num();
+            if (m > KS_LOCAL) {
+                KS_FN(sort_large)(c, out + begin, mid[t], m, shift, base + begin, t);
+                continue;
+            }
             const KS_REC *sorted = out + begin;
             if (m > 1 && shift > 0) {
                 KS_REC *scratch = c->local + (size_t)t * KS_LOCAL;
@@ -296,6 +365,9 @@ static harmonia_status KS_FN(partition)(const KS_FN(ctx) *c, const KS_SRC *src, 
         }
     }
 #undef KS_BUCKET_END
+    for (int u = 0; mid && u < nt; u++)
+        free(mid[u]);
+    free(mid);
     free(hist);
     return st;
 }

@@ -503,6 +503,46 @@ static void test_equals_reference_layout(void **state)
     }
 }
 
+/* Keys in a few clusters far apart, unsorted: the sort's buckets above its cache scratch, each
+ * sorted by one thread through its mid buffer, pieces of them that cluster again, and one bucket
+ * larger still (a nested team level); the tree equals the reference layout. */
+static void test_large_buckets(void **state)
+{
+    (void)state;
+    uint64_t rng = 27;
+    for (int round = 0; round < 4; round++) {
+        const uint32_t bits = round < 2 ? 64 : 32;
+        const uint64_t n = bits == 64 ? 1u << 19 : 1u << 20, mask = tu_mask(bits);
+        const harmonia_duplicates dup = round % 2 ? HARMONIA_DUPLICATES_KEEP_FIRST : HARMONIA_DUPLICATES_REJECT;
+        void *keys = malloc(n * 8), *values = malloc(n * 8);
+        for (uint64_t i = 0; i < n; i++) {
+            /* cluster 0: 9/16 of the keys (a nested level), 1: 4/16 (one thread's, three quarters
+             * of it in a narrow run: a piece above the scratch), 2: 2/16 (one thread's), 3: 1/16 (in
+             * cache); inside a cluster unique keys (i times an odd number), or for KEEP_FIRST
+             * repeated ones, below the narrow run */
+            const uint64_t r = i % 16, c = r < 9 ? 0 : r < 13 ? 1 : r < 15 ? 2 : 3;
+            const uint64_t odd = bits == 64 ? 2654435761u : 15u, run = bits == 64 ? 1ull << 51 : 1u << 25;
+            uint64_t in = (dup == HARMONIA_DUPLICATES_REJECT ? i : tu_next(&rng) % (n / 3)) * odd;
+            if (c == 1 && r < 12)
+                in = run + i;
+            tu_set(keys, bits, i, (c * (mask / 4 + 1) + in) & mask);
+            tu_set(values, bits, i, tu_next(&rng) & mask);
+        }
+        harmonia_build_config cfg = config(bits);
+        cfg.fanout = 16;
+        cfg.leaf_size = 16;
+        cfg.duplicates = dup;
+        harmonia_tree *t = NULL;
+        if (harmonia_build(&cfg, keys, values, n, &t) != HARMONIA_OK)
+            fail_msg("build of %llu clustered pairs: %s", (unsigned long long)n, harmonia_last_error(NULL));
+        expect_reference_layout(&t->kr, bits, 16, 16, 1.0, dup, keys, values, n);
+        assert_int_equal(harmonia_check(t), HARMONIA_OK);
+        harmonia_free(t);
+        free(keys);
+        free(values);
+    }
+}
+
 /* Trees the build made before issue 15 rewrote its sort and layout (commit 37504a3), by digest. */
 static uint64_t tree_digest(const kr_tree *t)
 {
@@ -610,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_shape_and_fill),
         cmocka_unit_test(test_default_node_sizes),
         cmocka_unit_test(test_equals_reference_layout),
+        cmocka_unit_test(test_large_buckets),
         cmocka_unit_test(test_equals_previous_build),
         cmocka_unit_test(test_duplicate_rejected_large),
         cmocka_unit_test(test_backend_choice),
