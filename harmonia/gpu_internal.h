@@ -116,8 +116,22 @@ void hm_device_leave(const hm_device_scope *scope);
  * falls back to a pageable copy: slower, the same bytes. */
 cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads);
 
+/* Where an array lives, for the calls that take host or device arrays (gpu_upload.cu): the one
+ * pointer classification of the engine. One driver call (cuPointerGetAttributes, three attributes:
+ * memory type, managed, device ordinal) per pointer; the runtime's cudaPointerGetAttributes, which
+ * asks the driver for every attribute it has, only where the driver's entry point is missing or
+ * the driver call fails. device_out: the device DEVICE or MANAGED memory was allocated on, else -1.
+ * A NULL pointer, or one the driver does not know, is pageable host memory. */
+typedef enum hm_pointer_kind {
+    HM_POINTER_HOST,        /* pageable host memory */
+    HM_POINTER_PINNED_HOST, /* page-locked or registered host memory */
+    HM_POINTER_DEVICE,      /* device memory of *device_out */
+    HM_POINTER_MANAGED      /* managed memory (usable from every device; allocated on *device_out) */
+} hm_pointer_kind;
+hm_pointer_kind hm_pointer_where(const void *p, int *device_out);
+
 /* Whether p is pinned (page-locked or registered) host memory: such arrays are copied directly,
- * without staging (gpu_upload.cu; the query pipelines and the GPU build ask it too). */
+ * without staging (the uploads, the query pipelines and the GPU build ask it). */
 bool hm_is_pinned_host(const void *p);
 
 /* Frees the staging (after the copy's stream is idle). */

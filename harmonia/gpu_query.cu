@@ -53,18 +53,15 @@ typedef struct hm_call {
  * memory (pageable or pinned). */
 static int device_residency(const void *p, int device)
 {
-    if (!p)
-        return 0;
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
+    int where = -1;
+    switch (hm_pointer_where(p, &where)) {
+    case HM_POINTER_MANAGED:
+        return 1;
+    case HM_POINTER_DEVICE:
+        return where == device ? 1 : 2;
+    default:
         return 0;
     }
-    if (a.type == cudaMemoryTypeManaged)
-        return 1;
-    if (a.type == cudaMemoryTypeDevice)
-        return a.device == device ? 1 : 2;
-    return 0;
 }
 
 /* The group size G of a call: the config's, else the tree's stored choice, else the policy's. */
