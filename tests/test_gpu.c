@@ -736,10 +736,13 @@ static void *mem_alloc(int kind, size_t bytes)
     case MEM_PINNED:
         assert_int_equal(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), cudaSuccess);
         break;
-    case MEM_REGISTERED:
-        p = malloc(bytes);
-        assert_int_equal(cudaHostRegister(p, bytes, cudaHostRegisterDefault), cudaSuccess);
+    case MEM_REGISTERED: { /* whole pages of its own: two registrations must not share a page */
+        const size_t whole = (bytes + 4095) & ~(size_t)4095;
+        p = aligned_alloc(4096, whole);
+        assert_non_null(p);
+        assert_int_equal(cudaHostRegister(p, whole, cudaHostRegisterDefault), cudaSuccess);
         break;
+    }
     case MEM_DEVICE:
         assert_int_equal(cudaMalloc(&p, bytes), cudaSuccess);
         break;
