@@ -20,15 +20,8 @@ extern "C" bool hm_gpu_is_device_pointer(const void *p, int *device_out)
     *device_out = -1;
     if (!p || !hm_gpu_usable())
         return false;
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
-        return false;
-    }
-    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
-        return false;
-    *device_out = a.device;
-    return true;
+    const hm_pointer_kind kind = hm_pointer_where(p, device_out);
+    return kind == HM_POINTER_DEVICE || kind == HM_POINTER_MANAGED;
 }
 
 /* --- pinned staging ------------------------------------------------------------------------------

@@ -5,10 +5,13 @@
  * ORDERING WITHOUT GLOBAL STATE. Everything here belongs to one tree and is guarded by that tree's
  * mutex (tree->gpu_lock); no lock, stream or symbol is shared between trees. A device copy owns a
  * stream of its own (`stream`), on which its uploads, syncs, bucket tables and frees are queued:
- *   - every device-array query call records `query_done` on the caller's stream when its work is
- *     queued and makes `stream` wait for it, so whatever is queued on `stream` later (an
- *     incremental sync overwriting leaves, a table rebuilt in place, memory freed) runs after the
- *     queries already queued on any stream;
+ *   - every asynchronous device-array query call records `query_done` on the caller's stream when
+ *     its work is queued and makes `stream` wait for it, so whatever is queued on `stream` later
+ *     (an incremental sync overwriting leaves, a table rebuilt in place, memory freed) runs after
+ *     the queries already queued on any stream; a synchronous one, which waits for its stream
+ *     before it returns, leaves its stream in a slot of the tree's calls in flight instead, and
+ *     whoever queues such work on `stream` first makes that ordering for the calls still in flight
+ *     (hm_gpu_order_after_calls: the cost moves from every small call to the rare writer);
  *   - whatever a query needs from `stream` (a new bucket table, memory just allocated in stream
  *     order) is announced by `ready`, recorded on `stream`: a query call makes its stream wait for
  *     it until it has been seen complete once (ready_done).
@@ -57,6 +60,7 @@ typedef struct hm_upload_staging {
 } hm_upload_staging;
 
 typedef struct hm_gpu {
+    struct harmonia_tree *owner; /* the tree that adopted the copy (hm_gpu_adopt_copy), else NULL */
     int device;                /* the device of the copy */
     bool stream_ordered;       /* default allocator: cudaMallocAsync / cudaFreeAsync on `stream` */
     harmonia_allocator allocator; /* the caller's functions (has_allocator), else unused */
@@ -116,8 +120,22 @@ void hm_device_leave(const hm_device_scope *scope);
  * falls back to a pageable copy: slower, the same bytes. */
 cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads);
 
+/* Where an array lives, for the calls that take host or device arrays (gpu_upload.cu): the one
+ * pointer classification of the engine. One driver call (cuPointerGetAttributes, three attributes:
+ * memory type, managed, device ordinal) per pointer; the runtime's cudaPointerGetAttributes, which
+ * asks the driver for every attribute it has, only where the driver's entry point is missing or
+ * the driver call fails. device_out: the device DEVICE or MANAGED memory was allocated on, else -1.
+ * A NULL pointer, or one the driver does not know, is pageable host memory. */
+typedef enum hm_pointer_kind {
+    HM_POINTER_HOST,        /* pageable host memory */
+    HM_POINTER_PINNED_HOST, /* page-locked or registered host memory */
+    HM_POINTER_DEVICE,      /* device memory of *device_out */
+    HM_POINTER_MANAGED      /* managed memory (usable from every device; allocated on *device_out) */
+} hm_pointer_kind;
+hm_pointer_kind hm_pointer_where(const void *p, int *device_out);
+
 /* Whether p is pinned (page-locked or registered) host memory: such arrays are copied directly,
- * without staging (gpu_upload.cu; the query pipelines and the GPU build ask it too). */
+ * without staging (the uploads, the query pipelines and the GPU build ask it). */
 bool hm_is_pinned_host(const void *p);
 
 /* Whether the pinned staging exists or could be made now (false: pageable copies). */
@@ -171,6 +189,16 @@ cudaError_t hm_gpu_announce(hm_gpu *g);
 cudaError_t hm_gpu_wait_ready(hm_gpu *g, cudaStream_t stream);
 /* After a device-array call's work is queued on `stream`: g->stream waits for it. */
 cudaError_t hm_gpu_order_after(hm_gpu *g, cudaStream_t stream);
+
+/* Calls in flight (gpu_tree.cu): a synchronous device-array call, its work queued, takes a slot
+ * with its stream instead of hm_gpu_order_after (under gpu_lock; -1: no slot, or a stream another
+ * thread cannot record on: order it now) and leaves it once it has waited for its stream (without
+ * gpu_lock). Before queuing on g->stream anything queries must precede (frees, copies over the
+ * copy's arrays, a table rebuilt in place), hm_gpu_order_after_calls orders g->stream after the
+ * calls still in flight (hm_gpu_free and free_device_copy call it themselves). */
+int hm_gpu_call_begin(harmonia_tree *tree, cudaStream_t stream);
+void hm_gpu_call_end(harmonia_tree *tree, int slot);
+void hm_gpu_order_after_calls(hm_gpu *g);
 
 /* Makes lanes 0 .. lanes-1 ready for windows of `window` queries: with host-mode staging buffers
  * (device and pinned) when host_staging, with PSA buffers when psa. Buffers only grow: a larger

@@ -53,18 +53,15 @@ typedef struct hm_call {
  * memory (pageable or pinned). */
 static int device_residency(const void *p, int device)
 {
-    if (!p)
-        return 0;
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();
+    int where = -1;
+    switch (hm_pointer_where(p, &where)) {
+    case HM_POINTER_MANAGED:
+        return 1;
+    case HM_POINTER_DEVICE:
+        return where == device ? 1 : 2;
+    default:
         return 0;
     }
-    if (a.type == cudaMemoryTypeManaged)
-        return 1;
-    if (a.type == cudaMemoryTypeDevice)
-        return a.device == device ? 1 : 2;
-    return 0;
 }
 
 /* The group size G of a call: the config's, else the tree's stored choice, else the policy's. */
@@ -447,13 +444,18 @@ static harmonia_status check_array(harmonia_tree *tree, const hm_call *c, const 
     return HARMONIA_OK;
 }
 
-/* After a device-array call is queued: the tree's stream waits for it, the lock is given back, and
- * a synchronous call waits for its stream (alone). */
+/* After a device-array call is queued: the tree's stream ordered after it (an asynchronous call:
+ * query_done; a synchronous one: a slot of the calls in flight, gpu_tree.cu, held until its stream
+ * is done, or query_done when none is free), the lock given back, and a synchronous call waits for
+ * its stream (alone). */
 static harmonia_status finish_device_call(harmonia_tree *tree, hm_call *c, hm_device_scope *scope,
                                           harmonia_status st)
 {
+    int slot = -1;
     if (st == HARMONIA_OK && c->count > 0) {
-        cudaError_t e = hm_gpu_order_after(tree->gpu, c->stream);
+        if (!c->async)
+            slot = hm_gpu_call_begin(tree, c->stream);
+        cudaError_t e = slot < 0 ? hm_gpu_order_after(tree->gpu, c->stream) : cudaSuccess;
         if (e != cudaSuccess)
             st = hm_gpu_fail(tree, e, "ordering the tree's stream after the call");
     }
@@ -463,6 +465,8 @@ static harmonia_status finish_device_call(harmonia_tree *tree, hm_call *c, hm_de
         if (e != cudaSuccess)
             st = hm_gpu_fail(tree, e, c->name);
     }
+    if (slot >= 0)
+        hm_gpu_call_end(tree, slot);
     hm_device_leave(scope);
     return st;
 }

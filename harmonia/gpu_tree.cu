@@ -132,6 +132,7 @@ void hm_gpu_free(hm_gpu *g, void *pointer, size_t bytes)
 {
     if (!pointer)
         return;
+    hm_gpu_order_after_calls(g); /* after the synchronous calls in flight too */
     if (bytes == 0)
         bytes = 1;
     if (g->has_allocator && g->allocator.device_free) {
@@ -200,6 +201,68 @@ cudaError_t hm_gpu_order_after(hm_gpu *g, cudaStream_t stream)
     return e;
 }
 
+/* --- calls in flight -----------------------------------------------------------------------------
+ * hm_gpu_order_after costs a device-array call two API calls (about 1-2 us: bench/NOTES.md, "Small
+ * batches") so that work queued later on the copy's stream runs after it. A synchronous call waits
+ * for its own stream before it returns, so that order matters only while it is in flight: it
+ * leaves its stream in a slot of the tree's instead (after its work is queued, under gpu_lock) and
+ * takes it back once the stream is done. Whoever queues on the copy's stream work the queries
+ * must precede (holding gpu_lock, so no call can begin meanwhile) first calls
+ * hm_gpu_order_after_calls, which records query_done on each stream still in a slot and makes the
+ * copy's stream wait for it: the same order, paid by the rare writer. A slot's stream is recorded
+ * on only under calls_lock while the slot is busy, so never after its call returned (its caller
+ * may destroy it then). cudaStreamPerThread names another stream on another thread: such calls
+ * take the ordering at once, as do calls that find every slot busy. A call in flight was queued on
+ * the copy that was the tree's then; a copy made later needs no order after it (it never reads the
+ * new copy's memory), so call_ordered_by remembers which copy's stream already waits for it. */
+int hm_gpu_call_begin(harmonia_tree *tree, cudaStream_t stream)
+{
+    if (stream == cudaStreamPerThread)
+        return -1;
+    int slot = -1;
+    pthread_mutex_lock(&tree->calls_lock);
+    for (int i = 0; i < HM_CALLS_IN_FLIGHT && slot < 0; i++)
+        if (!tree->call_busy[i])
+            slot = i;
+    if (slot >= 0) {
+        tree->call_busy[slot] = true;
+        tree->call_stream[slot] = (void *)stream;
+        tree->call_ordered_by[slot] = NULL;
+    }
+    pthread_mutex_unlock(&tree->calls_lock);
+    return slot;
+}
+
+void hm_gpu_call_end(harmonia_tree *tree, int slot)
+{
+    assert(slot >= 0 && slot < HM_CALLS_IN_FLIGHT);
+    pthread_mutex_lock(&tree->calls_lock);
+    tree->call_busy[slot] = false;
+    pthread_mutex_unlock(&tree->calls_lock);
+}
+
+void hm_gpu_order_after_calls(hm_gpu *g)
+{
+    harmonia_tree *tree = g->owner;
+    if (!tree || !g->stream)
+        return;
+    pthread_mutex_lock(&tree->calls_lock);
+    for (int i = 0; i < HM_CALLS_IN_FLIGHT; i++) {
+        if (!tree->call_busy[i] || tree->call_ordered_by[i] == (void *)g)
+            continue;
+        const cudaStream_t stream = (cudaStream_t)tree->call_stream[i];
+        if (hm_gpu_order_after(g, stream) != cudaSuccess) {
+            /* only a broken context fails here: wait for the call's stream itself rather than
+             * free or overwrite what it may still read */
+            cudaGetLastError();
+            cudaStreamSynchronize(stream);
+            cudaGetLastError();
+        }
+        tree->call_ordered_by[i] = (void *)g;
+    }
+    pthread_mutex_unlock(&tree->calls_lock);
+}
+
 /* --- the lanes and the scratch ------------------------------------------------------------------- */
 
 static size_t align_256(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -266,6 +329,7 @@ static void free_scan(hm_gpu *g)
  * are done (the memory is back), which waits for the tree's queries in flight, nothing else. */
 static void free_device_copy(hm_gpu *g, bool wait)
 {
+    hm_gpu_order_after_calls(g); /* its stream, waited for or destroyed, after every call in flight */
     hm_upload_staging_free(g); /* waits for its own DMA, if any is left */
     free_lanes(g);
     free_scan(g);
@@ -466,6 +530,7 @@ void hm_gpu_adopt_copy(harmonia_tree *tree, hm_gpu *g)
     const kr_tree *t = &tree->kr;
     g->ready_done = true; /* nothing is pending on the copy's stream */
     set_version(tree, g);
+    g->owner = tree;
     tree->gpu = g;
 }
 
@@ -621,6 +686,7 @@ static harmonia_status sync_in_place(harmonia_tree *tree, const uint64_t *dirty_
         return st;
     }
     uint64_t bytes = 0;
+    hm_gpu_order_after_calls(g); /* the leaves are overwritten after the calls still reading them */
     cudaError_t e = copy_dirty(g, &tree->kr, g->d_keys, g->d_values, g->d_leaf_rank, dirty_leaves, n_dirty, ranks_changed,
                                g->stream, &bytes);
     if (e == cudaSuccess) /* the host arrays may change once this returns: the copies end first */
@@ -803,7 +869,9 @@ extern "C" harmonia_status hm_gpu_sync(harmonia_tree *tree, const kr_tree *next,
     g->first_child_bytes = fresh.first_child_bytes;
     g->rank_bytes = fresh.rank_bytes;
     set_version(tree, g);
-    /* N's arrays go after the queries queued on them: the copy's stream waited for each (query_done) */
+    /* N's arrays go after the queries queued on them: the copy's stream waited for each (query_done;
+     * the synchronous calls still in flight now) */
+    hm_gpu_order_after_calls(g);
     const bool stream_ordered_free = !(g->has_allocator && g->allocator.device_free) && g->stream_ordered;
     if (stream_ordered_free)
         free_version_arrays(g, &old, g->stream);
@@ -945,6 +1013,7 @@ harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan)
     }
     /* on the copy's stream: after the queries already queued (which may read the old table), before
      * the ones that wait for the announcement */
+    hm_gpu_order_after_calls(g);
     HM_CUDA(tree, ntg_build_bucket_table(&g->view, plan, g->d_bucket_table, g->stream));
     HM_CUDA(tree, hm_gpu_announce(g));
     g->table_plan = *plan;

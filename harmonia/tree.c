@@ -77,9 +77,11 @@ harmonia_tree *hm_tree_new(void)
     int made = 0;
     if (pthread_mutex_init(&tree->gpu_lock, NULL) == 0 && ++made && pthread_mutex_init(&tree->version_lock, NULL) == 0 &&
         ++made && pthread_cond_init(&tree->drained, NULL) == 0 && ++made &&
-        pthread_mutex_init(&tree->update_lock, NULL) == 0)
-        made = 4;
-    if (made < 4) {
+        pthread_mutex_init(&tree->update_lock, NULL) == 0 && ++made && pthread_mutex_init(&tree->calls_lock, NULL) == 0)
+        made = 5;
+    if (made < 5) {
+        if (made > 3)
+            pthread_mutex_destroy(&tree->update_lock);
         if (made > 2)
             pthread_cond_destroy(&tree->drained);
         if (made > 1)
@@ -97,6 +99,7 @@ harmonia_tree *hm_tree_new(void)
 
 void hm_tree_delete_handle(harmonia_tree *tree)
 {
+    pthread_mutex_destroy(&tree->calls_lock);
     pthread_mutex_destroy(&tree->update_lock);
     pthread_cond_destroy(&tree->drained);
     pthread_mutex_destroy(&tree->version_lock);

@@ -21,7 +21,11 @@
  *   waits for that slot's pins to reach 0 (drained) before it writes into the spare, so a reader
  *   never sees its arrays change.
  *   GPU query calls read tree->kr and tree->version under gpu_lock only, which the publish holds.
- * Lock order: update_lock, gpu_lock, version_lock. */
+ * Lock order: update_lock, gpu_lock, version_lock; gpu_lock, calls_lock. */
+
+/* The synchronous device-array calls of a tree that skip their ordering event (gpu_tree.cu, "calls
+ * in flight") at once; more take the event. A capacity, not a tuning number. */
+#define HM_CALLS_IN_FLIGHT 16
 struct harmonia_tree {
     kr_tree kr;               /* the published layout; its arrays are malloc'd or point into
                                  mapping. Written by the publish under gpu_lock and version_lock */
@@ -49,6 +53,14 @@ struct harmonia_tree {
     struct hm_gpu *gpu;       /* the device copy and its pipeline (gpu_tree.cu), NULL if none */
     pthread_mutex_t gpu_lock; /* guards gpu and everything it holds (lanes, scratch, tables): the
                                  tree's own lock, never held while waiting for a caller's stream */
+    /* Synchronous device-array calls queued and not yet waited for (gpu_tree.cu, "calls in
+     * flight"): the streams the device copy's stream must be ordered after before anything those
+     * calls must precede is queued on it. Guarded by calls_lock (after gpu_lock in the lock order:
+     * a call leaves its slot without gpu_lock). */
+    pthread_mutex_t calls_lock;
+    void *call_stream[HM_CALLS_IN_FLIGHT];   /* the call's cudaStream_t */
+    bool call_busy[HM_CALLS_IN_FLIGHT];      /* the slot holds a call in flight */
+    void *call_ordered_by[HM_CALLS_IN_FLIGHT]; /* the copy (hm_gpu) whose stream already waits for it */
     int device;               /* where the device copy goes: a device id or HARMONIA_DEVICE_CURRENT */
     bool has_allocator;       /* allocator holds the caller's functions (else the library's) */
     harmonia_allocator allocator;

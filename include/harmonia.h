@@ -40,9 +40,10 @@
  *   for that stream only; the *_async calls queue their work on the stream they are given and
  *   return at once (device arrays only: host arrays are INVALID, never silently synchronous).
  *   Host-array calls run on the tree's own streams and return with the results in place. Updates,
- *   uploads and releases of a tree are ordered after its queries already queued on any stream (each
- *   query call records an event the tree's stream waits on), so they never overwrite or free what
- *   a query in flight reads. So a query must not wait (through the caller's events) for work queued
+ *   uploads and releases of a tree are ordered after its queries already queued on any stream (the
+ *   tree's stream waits on an event recorded on the call's stream: at once for *_async calls, and
+ *   for a synchronous call only if the tree queues such work while the call is in flight), so they
+ *   never overwrite or free what a query in flight reads. So a query must not wait (through the caller's events) for work queued
  *   later on the same tree: the first call after an upload, an update or a new PSA plan, or one
  *   that makes the tree's scratch, queues its wait for the tree's stream, which follows the queries
  *   queued before. Streams given to a tree belong to its device. The stream NULL is CUDA's default
@@ -173,7 +174,8 @@ typedef enum harmonia_backend {
 /* Where the arrays of a call live (query and result arrays of GPU queries; the pairs of a build).
  * The CPU backend takes host memory only. */
 typedef enum harmonia_memory {
-    HARMONIA_MEMORY_AUTO = 0, /* asked of the CUDA runtime per array (cudaPointerGetAttributes) */
+    HARMONIA_MEMORY_AUTO = 0, /* asked of the CUDA driver per array (cuPointerGetAttributes; the
+                               * runtime's cudaPointerGetAttributes where that is missing) */
     HARMONIA_MEMORY_HOST,     /* host memory (pageable or pinned): streamed through staging buffers */
     HARMONIA_MEMORY_DEVICE,   /* device memory of the tree's GPU: used in place */
 } harmonia_memory;
@@ -205,8 +207,8 @@ typedef struct harmonia_build_config {
                             * memory, a failing CUDA call) then falls back to the CPU build. GPU =
                             * the GPU or an error (NO_DEVICE, DEVICE_MEMORY, DEVICE); CPU = the
                             * OpenMP build (host arrays only). */
-    harmonia_memory memory;   /* where keys and values live: AUTO (default) asks the CUDA runtime
-                            * (cudaPointerGetAttributes); HOST; DEVICE = device memory of the
+    harmonia_memory memory;   /* where keys and values live: AUTO (default) asks the CUDA driver
+                            * (cuPointerGetAttributes); HOST; DEVICE = device memory of the
                             * tree's device (see harmonia_build_device) */
     void *stream;             /* device arrays: the cudaStream_t on which they are ready (the build
                             * waits for the work queued on it first); NULL = CUDA's default stream */

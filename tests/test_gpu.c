@@ -3,7 +3,8 @@
  * results, host and device arrays, odd batch sizes (0, 1, 31, 33, larger than a window), keys 0 and
  * the maximum, dense keys and keys whose top bits are all equal; PSA by partition with one- and
  * two-pass plans, staged and descending search tiles; range counts and collects; the
- * device copy's life cycle and the out-of-memory error. Skipped (77) without a GPU. */
+ * device copy's life cycle and the out-of-memory error; every kind of memory an array can live in
+ * (memory AUTO). Skipped (77) without a GPU. */
 #include <cuda_runtime.h>
 
 #include "tests/test_util.h"
@@ -801,6 +802,166 @@ static void test_options_and_misuse(void **state)
     tu_model_free(&m);
 }
 
+/* Where the arrays live, found per array (memory AUTO: one driver query a pointer,
+ * hm_pointer_where in gpu_upload.cu): pageable, pinned and registered host memory; cudaMalloc,
+ * stream-ordered (cudaMallocAsync) and managed device memory. Each a small batch (the one-launch
+ * path of 2^10 queries, and an odd 1000) against the CPU engine, ordered and unordered; the device
+ * kinds also asynchronously; arrays in mixed memories refused; no CUDA error left behind for the
+ * caller's own checks. */
+enum { MEM_PAGEABLE, MEM_PINNED, MEM_REGISTERED, MEM_DEVICE, MEM_POOL, MEM_MANAGED, MEM_KINDS };
+static const char *const mem_names[MEM_KINDS] = {"pageable", "pinned", "registered", "device", "pool", "managed"};
+
+static void *mem_alloc(int kind, size_t bytes)
+{
+    void *p = NULL;
+    switch (kind) {
+    case MEM_PAGEABLE:
+        p = malloc(bytes);
+        break;
+    case MEM_PINNED:
+        assert_int_equal(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), cudaSuccess);
+        break;
+    case MEM_REGISTERED: { /* whole pages of its own: two registrations must not share a page */
+        const size_t whole = (bytes + 4095) & ~(size_t)4095;
+        p = aligned_alloc(4096, whole);
+        assert_non_null(p);
+        assert_int_equal(cudaHostRegister(p, whole, cudaHostRegisterDefault), cudaSuccess);
+        break;
+    }
+    case MEM_DEVICE:
+        assert_int_equal(cudaMalloc(&p, bytes), cudaSuccess);
+        break;
+    case MEM_POOL:
+        assert_int_equal(cudaMallocAsync(&p, bytes, 0), cudaSuccess);
+        assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+        break;
+    default:
+        assert_int_equal(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal), cudaSuccess);
+        break;
+    }
+    assert_non_null(p);
+    return p;
+}
+
+static void mem_free(int kind, void *p)
+{
+    switch (kind) {
+    case MEM_PAGEABLE:
+        free(p);
+        break;
+    case MEM_PINNED:
+        cudaFreeHost(p);
+        break;
+    case MEM_REGISTERED:
+        cudaHostUnregister(p);
+        free(p);
+        break;
+    case MEM_POOL:
+        cudaFreeAsync(p, 0);
+        cudaStreamSynchronize(0);
+        break;
+    default:
+        cudaFree(p);
+        break;
+    }
+}
+
+static void test_memory_kinds(void **state)
+{
+    (void)state;
+    uint64_t rng = 41;
+    tu_model m;
+    tu_model_make(&m, 64, 100000, TU_UNIFORM, &rng);
+    harmonia_tree *t = build(&m, 16, 16, &rng);
+    const uint64_t counts[] = {1024, 1000};
+    cudaStream_t stream;
+    assert_int_equal(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    for (unsigned ci = 0; ci < 2; ci++) {
+        const uint64_t n = counts[ci];
+        void *q = make_queries(&m, n, &rng);
+        reference ref;
+        cpu_reference(t, 64, q, n, 0, &ref);
+        uint64_t *values = malloc(n * 8), *positions = malloc(n * 8);
+        uint8_t *found = malloc(n);
+        for (int kind = 0; kind < MEM_KINDS; kind++) {
+            const int device_kind = kind >= MEM_DEVICE;
+            for (int mode = 0; mode < (device_kind ? 3 : 2); mode++) { /* ordered, unordered, async */
+                void *m_q = mem_alloc(kind, n * 8), *m_v = mem_alloc(kind, n * 8), *m_f = mem_alloc(kind, n);
+                void *m_p = mem_alloc(kind, n * 8);
+                assert_int_equal(cudaMemcpy(m_q, q, n * 8, cudaMemcpyDefault), cudaSuccess);
+                harmonia_query_config c;
+                harmonia_query_config_init(&c); /* memory AUTO */
+                c.backend = HARMONIA_BACKEND_GPU;
+                harmonia_status st;
+                if (mode == 0)
+                    st = harmonia_lookup(t, &c, m_q, n, m_v, m_f);
+                else if (mode == 1)
+                    st = harmonia_lookup_unordered(t, &c, m_q, n, m_v, m_f, m_p);
+                else
+                    st = harmonia_lookup_async(t, &c, m_q, n, m_v, m_f, stream);
+                if (st != HARMONIA_OK)
+                    fail_msg("%s memory, mode %d: %s", mem_names[kind], mode, harmonia_last_error(t));
+                if (mode == 2)
+                    assert_int_equal(cudaStreamSynchronize(stream), cudaSuccess);
+                assert_int_equal(cudaMemcpy(values, m_v, n * 8, cudaMemcpyDefault), cudaSuccess);
+                assert_int_equal(cudaMemcpy(found, m_f, n, cudaMemcpyDefault), cudaSuccess);
+                if (mode == 1) {
+                    assert_int_equal(cudaMemcpy(positions, m_p, n * 8, cudaMemcpyDefault), cudaSuccess);
+                    uint8_t *seen = calloc(n, 1);
+                    for (uint64_t i = 0; i < n; i++) {
+                        const uint64_t at = positions[i];
+                        assert_true(at < n && !seen[at]);
+                        seen[at] = 1;
+                        assert_int_equal(found[i], ref.found[at]);
+                        if (found[i])
+                            assert_int_equal(values[i], ((const uint64_t *)ref.values)[at]);
+                    }
+                    free(seen);
+                } else {
+                    assert_memory_equal(found, ref.found, n);
+                    for (uint64_t i = 0; i < n; i++)
+                        if (found[i])
+                            assert_int_equal(values[i], ((const uint64_t *)ref.values)[i]);
+                }
+                /* one array in other memory: refused, whichever it is */
+                const int other = device_kind ? MEM_PAGEABLE : MEM_DEVICE;
+                void *o_v = mem_alloc(other, n * 8), *o_f = mem_alloc(other, n);
+                assert_int_equal(harmonia_lookup(t, &c, m_q, n, o_v, m_f), HARMONIA_ERR_INVALID);
+                assert_int_equal(harmonia_lookup(t, &c, m_q, n, m_v, o_f), HARMONIA_ERR_INVALID);
+                assert_int_equal(harmonia_lookup_unordered(t, &c, m_q, n, m_v, m_f, o_v), HARMONIA_ERR_INVALID);
+                if (!device_kind) /* the asynchronous calls take device arrays only */
+                    assert_int_equal(harmonia_lookup_async(t, &c, m_q, n, m_v, m_f, stream), HARMONIA_ERR_INVALID);
+                mem_free(other, o_v);
+                mem_free(other, o_f);
+                mem_free(kind, m_q);
+                mem_free(kind, m_v);
+                mem_free(kind, m_f);
+                mem_free(kind, m_p);
+                assert_int_equal(cudaGetLastError(), cudaSuccess); /* nothing left for the caller's checks */
+            }
+        }
+        /* managed queries with device results: both count as the tree's device */
+        void *d_q = mem_alloc(MEM_MANAGED, n * 8), *d_v = mem_alloc(MEM_DEVICE, n * 8), *d_f = mem_alloc(MEM_POOL, n);
+        assert_int_equal(cudaMemcpy(d_q, q, n * 8, cudaMemcpyDefault), cudaSuccess);
+        harmonia_query_config c;
+        harmonia_query_config_init(&c);
+        assert_int_equal(harmonia_lookup(t, &c, d_q, n, d_v, d_f), HARMONIA_OK);
+        assert_int_equal(cudaMemcpy(found, d_f, n, cudaMemcpyDefault), cudaSuccess);
+        assert_memory_equal(found, ref.found, n);
+        mem_free(MEM_MANAGED, d_q);
+        mem_free(MEM_DEVICE, d_v);
+        mem_free(MEM_POOL, d_f);
+        free(values);
+        free(positions);
+        free(found);
+        free_reference(&ref);
+        free(q);
+    }
+    cudaStreamDestroy(stream);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
 /* Not enough GPU memory: a status that says how many bytes were needed and free, then success
  * once memory is back. */
 static void test_out_of_device_memory(void **state)
@@ -851,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_device_copy_life_cycle),
         cmocka_unit_test(test_options_and_misuse),
+        cmocka_unit_test(test_memory_kinds),
         cmocka_unit_test(test_out_of_device_memory),
         cmocka_unit_test(test_large_uploads),
         cmocka_unit_test(test_scattered_in_place),

@@ -6,7 +6,9 @@
  * one device copy but not two (the documented fallback: the sync replaces the copy in place,
  * stats.blocking_sync = 1, answers still one version's), and with room for none (the batch is
  * applied, the update says the device copy could not be synchronised and releases it; the next GPU
- * call fails with DEVICE_MEMORY; nothing crashes). Skipped (77) without a GPU. */
+ * call fails with DEVICE_MEMORY; nothing crashes). Also seven device-array readers at once, whose
+ * synchronous calls hold slots of the calls in flight while the writes on the tree's stream order
+ * themselves after them. Skipped (77) without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -274,6 +276,42 @@ static void test_gpu_queries_during_updates(void **state)
     hc_world_free(w);
 }
 
+/* Seven device-array readers (synchronous and asynchronous calls in turn, the tree's scratch: their
+ * PSA windows grow and rebuild the lanes and tables while the others' calls are in flight) and one
+ * host-array reader during the batches: the synchronous calls hold a slot of the calls in flight
+ * instead of ordering the tree's stream after themselves (gpu_tree.cu), so every write on the
+ * tree's stream — a freed buffer, leaves overwritten, a version's arrays freed at the publish —
+ * must order itself after them; the answers stay one version's. */
+static void test_many_device_readers(void **state)
+{
+    (void)state;
+    hc_world *w = hc_world_make(28);
+    harmonia_tree *tree = build_initial(w);
+    assert_int_equal(harmonia_device_upload(tree), HARMONIA_OK);
+    enum { READERS = 8 };
+    gpu_reader readers[READERS];
+    void *contexts[READERS];
+    for (int i = 0; i < READERS; i++) {
+        reader_make(&readers[i], i == READERS - 1 ? 0 : 1, w);
+        contexts[i] = &readers[i];
+    }
+    warm_up(tree, w, readers, READERS);
+    harmonia_update_config uc;
+    harmonia_update_config_init(&uc);
+    uc.threads = 2;
+    bool in_place, relayout, blocking;
+    hc_run_updates(tree, w, run_gpu, contexts, READERS, &uc, &in_place, &relayout, &blocking);
+    assert_true(in_place);
+    assert_true(relayout);
+    harmonia_tree_info info;
+    assert_int_equal(harmonia_info(tree, &info), HARMONIA_OK);
+    assert_int_equal(info.device_version, info.version);
+    for (int i = 0; i < READERS; i++)
+        reader_free(&readers[i]);
+    harmonia_free(tree);
+    hc_world_free(w);
+}
+
 /* Room for one device copy and the scratch, not for two: the fallback blocks GPU queries during
  * the sync and the answers stay one version's. */
 static void test_two_copies_do_not_fit(void **state)
@@ -380,6 +418,7 @@ int main(void)
     printf("GPU: %s (device %d), harmonia %s\n", info.name, info.device, harmonia_version());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_queries_during_updates),
+        cmocka_unit_test(test_many_device_readers),
         cmocka_unit_test(test_two_copies_do_not_fit),
         cmocka_unit_test(test_no_room_for_the_new_copy),
     };
