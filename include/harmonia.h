@@ -293,8 +293,9 @@ typedef struct harmonia_query_config {
                                   partitioned by the top bits of its keys' place in the span of the
                                   tree's keys (psa/psa.h), searched tile by tile in shared memory,
                                   and its results gathered back into query order. Auto: on for
-                                  windows of at least 2^18 queries and 2 queries per leaf (the
-                                  policy, psa/psa_policy.h; measured in bench/NOTES.md); off for
+                                  windows of at least 2^18 queries and 2 queries per leaf, or
+                                  of 2^24 queries and 1 a leaf (the policy, psa/psa_policy.h;
+                                  measured in bench/NOTES.md); off for
                                   smaller or sparser windows, which the descent kernels serve */
     uint64_t psa_window;       /* queries partitioned together; 0 = device arrays: up to 2^27 (less
                                   when half the free GPU memory cannot hold ~40 bytes a query);

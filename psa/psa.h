@@ -87,7 +87,8 @@ psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, ui
  * auto policy: psa_policy.h). */
 static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
 {
-    return window >= PSA_MIN_QUERIES && window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves;
+    return window >= PSA_MIN_QUERIES &&
+           (window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves || (window >= PSA_LARGE_WINDOW && window >= n_leaves));
 }
 
 /* The bucket of key q (host and device). */

@@ -38,9 +38,15 @@
 /* When a window goes through PSA (query config psa = -1, auto): it is large, PSA_MIN_QUERIES or
  * more (below it the launches of the passes cost more than the search saves), and dense enough that
  * its search tiles stage leaves rather than descend, PSA_MIN_QUERIES_PER_LEAF queries a leaf or more
- * (psa_pays in psa.h). */
+ * (one a leaf from PSA_LARGE_WINDOW queries on; psa_pays in psa.h). */
 #define PSA_MIN_QUERIES (1u << 18)
 #define PSA_MIN_QUERIES_PER_LEAF 2
+/* Windows of PSA_LARGE_WINDOW queries or more go through PSA from one query a leaf: measured on the
+ * H100 (bench/NOTES.md, "Sparse windows", session 6), 2^24 queries over the 2^24 leaves of a 32-bit
+ * 2^28-key tree took 1.53 ms in query order and 1.47 sorted with PSA, 2.04 / 2.07 without; smaller
+ * windows at one a leaf (2^22 queries over 2^22 leaves: 0.72 / 0.67 ms with, 0.57 / 0.58 without)
+ * and sparser ones (2^22 over 2^24 leaves) stay faster without. */
+#define PSA_LARGE_WINDOW (1u << 24)
 /* Device-array windows take at most 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory for their
  * scratch, halving the window down to PSA_MIN_DEVICE_WINDOW queries before giving up on PSA. */
 #define PSA_DEVICE_MEMORY_SHARE 2
