@@ -121,10 +121,8 @@ void hm_device_leave(const hm_device_scope *scope);
 cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads);
 
 /* Where an array lives, for the calls that take host or device arrays (gpu_upload.cu): the one
- * pointer classification of the engine. One driver call (cuPointerGetAttributes, three attributes:
- * memory type, managed, device ordinal) per pointer; the runtime's cudaPointerGetAttributes, which
- * asks the driver for every attribute it has, only where the driver's entry point is missing or
- * the driver call fails. device_out: the device DEVICE or MANAGED memory was allocated on, else -1.
+ * pointer classification of the engine (one cudaPointerGetAttributes). device_out: the device
+ * DEVICE or MANAGED memory was allocated on, else -1.
  * A NULL pointer, or one the driver does not know, is pageable host memory. */
 typedef enum hm_pointer_kind {
     HM_POINTER_HOST,        /* pageable host memory */

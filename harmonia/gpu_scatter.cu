@@ -61,7 +61,7 @@ cudaError_t hm_scatter_dirty_leaves(hm_gpu *g, const kr_tree *t, void *d_keys, v
         uint64_t *index = (uint64_t *)buffer;
         const uint64_t *leaves = dirty_leaves + first;
         const char *host_keys = (const char *)t->keys + leaf_base_bytes, *host_values = (const char *)t->leaf_values;
-#pragma omp parallel for schedule(static) if (n > 4096)
+#pragma omp parallel for schedule(static) num_threads(kr_resolve_threads(0)) if (n > 4096)
         for (int64_t k = 0; k < (int64_t)n; k++) {
             const uint64_t li = leaves[k];
             index[k] = li;

@@ -7,43 +7,20 @@
  * carried across re-uploads), so repeated update batches pay their allocation once. Nothing here
  * waits for anything but this copy's own stream. */
 #include <assert.h>
-#include <cudaTypedefs.h> /* PFN_cuPointerGetAttributes: the driver's entry point, found at run time */
 #include <omp.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "harmonia/gpu_internal.h"
 
 /* --- where an array lives ----------------------------------------------------------------------
- * cudaPointerGetAttributes asks the driver for every attribute of a pointer (context, both
- * pointers, memory type, managed, ordinal, ...) and maps the context to a device: about 1 us a
- * pointer, three pointers a lookup call (NOTES, "Small batches"). The engine needs three attributes;
- * the driver's cuPointerGetAttributes gives just those in one call. It is reached through the
- * runtime's entry-point query, so the library does not link libcuda (a machine without a driver
- * still loads it). */
-static PFN_cuPointerGetAttributes_v7000 driver_get_attributes; /* written once, under pthread_once */
-static pthread_once_t driver_get_attributes_once = PTHREAD_ONCE_INIT;
-
-static void find_driver_get_attributes(void)
+ * One cudaPointerGetAttributes a pointer: 0.10 us on the H100 machine (bench/NOTES.md, "Where the
+ * small call's time does go"; the driver's cuPointerGetAttribute of the memory type alone, 0.07-0.08
+ * us, is not worth a second path). Pageable memory the driver does not know reads as host. */
+hm_pointer_kind hm_pointer_where(const void *p, int *device_out)
 {
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 7000, cudaEnableDefault,
-                                                           &found);
-#else
-    const cudaError_t e = cudaGetDriverEntryPoint("cuPointerGetAttributes", &fn, cudaEnableDefault, &found);
-#endif
-    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess && fn)
-        driver_get_attributes = (PFN_cuPointerGetAttributes_v7000)fn;
-    cudaGetLastError();
-}
-
-/* The runtime's answer: where the driver's entry point is missing or its call failed. */
-static hm_pointer_kind runtime_pointer_where(const void *p, int *device_out)
-{
+    *device_out = -1;
     cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
         cudaGetLastError();
         return HM_POINTER_HOST;
     }
@@ -59,30 +36,6 @@ static hm_pointer_kind runtime_pointer_where(const void *p, int *device_out)
     default:
         return HM_POINTER_HOST;
     }
-}
-
-hm_pointer_kind hm_pointer_where(const void *p, int *device_out)
-{
-    *device_out = -1;
-    if (!p)
-        return HM_POINTER_HOST;
-    pthread_once(&driver_get_attributes_once, find_driver_get_attributes);
-    if (!driver_get_attributes)
-        return runtime_pointer_where(p, device_out);
-    /* a pointer the driver does not know (pageable host memory) is no error: each attribute keeps
-     * its zero (cuPointerGetAttributes' contract); the bool of IS_MANAGED lands in a zeroed int */
-    CUpointer_attribute which[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-    unsigned int memory_type = 0;
-    int managed = 0, ordinal = -1;
-    void *data[3] = {&memory_type, &managed, &ordinal};
-    if (driver_get_attributes(3, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
-        return runtime_pointer_where(p, device_out);
-    if (managed || memory_type == CU_MEMORYTYPE_DEVICE) {
-        *device_out = ordinal;
-        return managed ? HM_POINTER_MANAGED : HM_POINTER_DEVICE;
-    }
-    return memory_type == CU_MEMORYTYPE_HOST ? HM_POINTER_PINNED_HOST : HM_POINTER_HOST;
 }
 
 bool hm_is_pinned_host(const void *p)

@@ -174,8 +174,7 @@ typedef enum harmonia_backend {
 /* Where the arrays of a call live (query and result arrays of GPU queries; the pairs of a build).
  * The CPU backend takes host memory only. */
 typedef enum harmonia_memory {
-    HARMONIA_MEMORY_AUTO = 0, /* asked of the CUDA driver per array (cuPointerGetAttributes; the
-                               * runtime's cudaPointerGetAttributes where that is missing) */
+    HARMONIA_MEMORY_AUTO = 0, /* asked of CUDA per array (cudaPointerGetAttributes) */
     HARMONIA_MEMORY_HOST,     /* host memory (pageable or pinned): streamed through staging buffers */
     HARMONIA_MEMORY_DEVICE,   /* device memory of the tree's GPU: used in place */
 } harmonia_memory;
@@ -207,8 +206,8 @@ typedef struct harmonia_build_config {
                             * memory, a failing CUDA call) then falls back to the CPU build. GPU =
                             * the GPU or an error (NO_DEVICE, DEVICE_MEMORY, DEVICE); CPU = the
                             * OpenMP build (host arrays only). */
-    harmonia_memory memory;   /* where keys and values live: AUTO (default) asks the CUDA driver
-                            * (cuPointerGetAttributes); HOST; DEVICE = device memory of the
+    harmonia_memory memory;   /* where keys and values live: AUTO (default) asks CUDA
+                            * (cudaPointerGetAttributes); HOST; DEVICE = device memory of the
                             * tree's device (see harmonia_build_device) */
     void *stream;             /* device arrays: the cudaStream_t on which they are ready (the build
                             * waits for the work queued on it first); NULL = CUDA's default stream */

@@ -73,10 +73,8 @@ def folder_of_include(path):
     return top if top in PROJECT_FOLDERS else None
 
 
-def tool_problems(full, rel, owner):
-    """The includes of a tool's file (harmonia/cli/, dist/cli/) against TOOL_LAYERS."""
-    problems = []
-    forbidden = TOOL_LAYERS[owner]
+def includes(full, rel):
+    """Each #include of a file: its path, where it stands (in words), and the problem of a ".." path."""
     with open(full, encoding='utf-8', errors='replace') as f:
         for number, line in enumerate(f, 1):
             m = INCLUDE.match(line)
@@ -84,11 +82,38 @@ def tool_problems(full, rel, owner):
                 continue
             path = m.group(2)
             where = '%s:%d: #include %s%s%s' % (rel, number, m.group(1), path, '>' if m.group(1) == '<' else '"')
-            if '..' in path.split('/'):
-                problems.append('%s: includes go through the include paths, not ".."' % where)
-            elif folder_of_include(path) in forbidden or path in forbidden:
-                problems.append('%s: %s/ may not include %s: dist/cli/ uses the harmonia tool\'s CLI support, '
-                                'not the reverse (scripts/layers.py)' % (where, owner, path))
+            dots = '%s: includes go through the include paths, not ".."' % where if '..' in path.split('/') else None
+            yield path, where, dots
+
+
+def tool_problems(full, rel, owner):
+    """The includes of a tool's file (harmonia/cli/, dist/cli/) against TOOL_LAYERS."""
+    problems = []
+    forbidden = TOOL_LAYERS[owner]
+    for path, where, dots in includes(full, rel):
+        if dots:
+            problems.append(dots)
+        elif folder_of_include(path) in forbidden or path in forbidden:
+            problems.append('%s: %s/ may not include %s: dist/cli/ uses the harmonia tool\'s CLI support, '
+                            'not the reverse (scripts/layers.py)' % (where, owner, path))
+    return problems
+
+
+def library_problems(full, rel, owner):
+    """The includes of a library file against LIBRARY_LAYERS / PUBLIC_ONLY."""
+    problems = []
+    allowed = LIBRARY_LAYERS.get(owner, PUBLIC_ONLY.get(owner, []))
+    for path, where, dots in includes(full, rel):
+        if dots:
+            problems.append(dots)
+            continue
+        target = folder_of_include(path)
+        if target is None or target == owner or target == 'include':
+            continue
+        if target not in allowed:
+            below = ', '.join(allowed) if allowed else 'no other folder'
+            problems.append('%s: %s/ may include only %s (and the public header); '
+                            '%s/ is not below it (scripts/layers.py)' % (where, owner, below, target))
     return problems
 
 
@@ -109,26 +134,8 @@ def check(src):
                     continue
                 if owner in TOOL_LAYERS:
                     problems += tool_problems(full, rel, owner)
-                    continue
-                allowed = LIBRARY_LAYERS.get(owner, PUBLIC_ONLY.get(owner, []))
-                with open(full, encoding='utf-8', errors='replace') as f:
-                    for number, line in enumerate(f, 1):
-                        m = INCLUDE.match(line)
-                        if not m:
-                            continue
-                        path = m.group(2)
-                        where = '%s:%d: #include %s%s%s' % (rel, number, m.group(1), path,
-                                                            '>' if m.group(1) == '<' else '"')
-                        if '..' in path.split('/'):
-                            problems.append('%s: includes go through the include paths, not ".."' % where)
-                            continue
-                        target = folder_of_include(path)
-                        if target is None or target == owner or target == 'include':
-                            continue
-                        if target not in allowed:
-                            below = ', '.join(allowed) if allowed else 'no other folder'
-                            problems.append('%s: %s/ may include only %s (and the public header); '
-                                            '%s/ is not below it (scripts/layers.py)' % (where, owner, below, target))
+                else:
+                    problems += library_problems(full, rel, owner)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:

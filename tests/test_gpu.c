@@ -38,7 +38,8 @@ static void to_host(void *host, const void *d, size_t bytes)
         assert_int_equal(cudaMemcpy(host, d, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
 }
 
-static harmonia_tree *build(const tu_model *m, uint32_t fanout, uint32_t leaf_size, uint64_t *rng)
+static harmonia_tree *build_filled(const tu_model *m, uint32_t fanout, uint32_t leaf_size, double leaf_fill,
+                                   uint64_t *rng)
 {
     void *k, *v;
     tu_model_arrays(m, &k, &v, 1, rng);
@@ -47,7 +48,7 @@ static harmonia_tree *build(const tu_model *m, uint32_t fanout, uint32_t leaf_si
     c.key_bits = m->key_bits;
     c.fanout = fanout;
     c.leaf_size = leaf_size;
-    c.leaf_fill = (tu_next(rng) % 2) ? 1.0 : 0.7;
+    c.leaf_fill = leaf_fill;
     harmonia_tree *t = NULL;
     if (harmonia_build(&c, k, v, m->n, &t) != HARMONIA_OK)
         fail_msg("build: %s", harmonia_last_error(NULL));
@@ -55,6 +56,13 @@ static harmonia_tree *build(const tu_model *m, uint32_t fanout, uint32_t leaf_si
     free(k);
     free(v);
     return t;
+}
+
+/* A tree of m's keys, its leaves full or 70 % full at random. */
+static harmonia_tree *build(const tu_model *m, uint32_t fanout, uint32_t leaf_size, uint64_t *rng)
+{
+    const double leaf_fill = (tu_next(rng) % 2) ? 1.0 : 0.7;
+    return build_filled(m, fanout, leaf_size, leaf_fill, rng);
 }
 
 /* The CPU engine's answers for the same queries: the reference. */
@@ -553,6 +561,17 @@ static void unused_free(void *context, void *pointer, size_t bytes)
     (void)bytes;
 }
 
+/* The tree's pinned memory refused (an allocator without it): uploads and syncs copy from pageable
+ * memory, host-array queries are refused. */
+static void without_pinned_memory(harmonia_tree *t)
+{
+    harmonia_allocator a;
+    harmonia_allocator_init(&a);
+    a.host_alloc = refuse_pinned;
+    a.host_free = unused_free;
+    assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
+}
+
 /* Uploads through the pinned staging (gpu_upload.cu): a tree whose keys and values are several
  * staging chunks and a remainder; re-uploads after a batch that splits leaves (the staging carried
  * to the new copy) and after an in-place batch of deletes (the incremental sync, one long span);
@@ -568,13 +587,8 @@ static void test_large_uploads(void **state)
     const uint64_t nq = 200000;
     void *q = make_queries(&m, nq, &rng);
     for (int pinned = 1; pinned >= 0; pinned--) {
-        if (!pinned) {
-            harmonia_allocator a;
-            harmonia_allocator_init(&a);
-            a.host_alloc = refuse_pinned;
-            a.host_free = unused_free;
-            assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
-        }
+        if (!pinned)
+            without_pinned_memory(t);
         assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
         check_lookups(t, 64, q, nq, 2, 0, 0, 1, 0);
         /* inserts that split leaves: a new layout, uploaded whole */
@@ -643,26 +657,9 @@ static void test_scattered_in_place(void **state)
     void *q = make_queries(&m, nq, &rng);
     const uint64_t patterns[3][2] = {{130, 62}, {150, 1}, {150, 1}}; /* period, dirty leaves a period */
     for (int variant = quick() ? 1 : 0; variant < 3; variant++) { /* (two chunks: too slow under the sanitizer) */
-        void *k, *v;
-        tu_model_arrays(&m, &k, &v, 1, &rng);
-        harmonia_build_config c;
-        harmonia_build_config_init(&c);
-        c.key_bits = 64;
-        c.fanout = 16;
-        c.leaf_size = 16;
-        c.leaf_fill = 1.0;
-        harmonia_tree *t = NULL;
-        if (harmonia_build(&c, k, v, m.n, &t) != HARMONIA_OK)
-            fail_msg("build: %s", harmonia_last_error(NULL));
-        free(k);
-        free(v);
-        if (variant == 2) {
-            harmonia_allocator a;
-            harmonia_allocator_init(&a);
-            a.host_alloc = refuse_pinned;
-            a.host_free = unused_free;
-            assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
-        }
+        harmonia_tree *t = build_filled(&m, 16, 16, 1.0, &rng); /* full leaves: in-place deletes keep them */
+        if (variant == 2)
+            without_pinned_memory(t);
         assert_int_equal(harmonia_device_upload(t), HARMONIA_OK);
         const uint64_t period = patterns[variant][0], per = patterns[variant][1], n_leaves = t->kr.n_leaves;
         uint64_t n = 0;
