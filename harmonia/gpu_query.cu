@@ -64,12 +64,14 @@ static int device_residency(const void *p, int device)
     }
 }
 
-/* The group size G of a call: the config's, else the tree's stored choice, else the policy's. */
-static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint32_t *g_out)
+/* The group size G of a call of `count` queries: the config's, else the tree's stored choice, else
+ * the policy's for the batch. */
+static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint64_t count,
+                                         uint32_t *g_out)
 {
     uint32_t g = config->group_size ? config->group_size : tree->ntg_group_size;
     if (g == 0)
-        g = ntg_default_group_size(tree->kr.fanout, tree->kr.key_bits);
+        g = ntg_default_group_size(tree->kr.fanout, tree->kr.key_bits, count);
     if (!ntg_valid_group_size(g) || g > tree->kr.fanout)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "NTG group size %" PRIu32 ": use 1, 2, 4, 8, 16 or 32, at most the fanout %" PRIu32, g,
@@ -112,7 +114,7 @@ static harmonia_status check_residency(harmonia_tree *tree, hm_call *c, harmonia
 /* Fills the options of a call and checks that all its arrays live where the call says. */
 static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
 {
-    harmonia_status st = choose_group_size(tree, config, &c->group_size);
+    harmonia_status st = choose_group_size(tree, config, c->count, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
     const hm_gpu *g = tree->gpu;
@@ -422,7 +424,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
 static harmonia_status check_config(harmonia_tree *tree, const harmonia_query_config *config)
 {
     uint32_t g;
-    harmonia_status st = choose_group_size(tree, config, &g);
+    harmonia_status st = choose_group_size(tree, config, 0, &g);
     if (st != HARMONIA_OK)
         return st;
     if ((unsigned)config->memory > HARMONIA_MEMORY_DEVICE)

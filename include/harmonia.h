@@ -303,8 +303,9 @@ typedef struct harmonia_query_config {
                                   (at most 19 bits, at most the width of the keys' span) */
     uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F, for the
                                   descent kernels (PSA off, range queries); 0 = the tree's stored
-                                  choice, else the default for its F (range collect: from the
-                                  ranges' mean length) */
+                                  choice, else the default for its F and the batch
+                                  (twice the threads below 2^20 queries; range
+                                  collect: from the ranges' mean length) */
     harmonia_memory memory;    /* where the arrays of the call live */
     uint32_t pipeline_depth;   /* windows in flight at once (streams), 1 to 3; 0 = 3 */
     void *stream;              /* cudaStream_t of synchronous device-array calls (they queue their

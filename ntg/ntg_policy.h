@@ -12,12 +12,21 @@
 #define NTG_MAX_BLOCKS (1u << 20)
 
 /* The default G of a tree (no G in the query config, none stored with the tree): 64 bytes of a
- * node per thread, at least 2 threads, at most a warp (G = 2 for 64-bit keys at F = 16 and for
- * 32-bit keys at F = 32). `harmonia profile-ntg` measures and stores a better one per tree. */
-static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits)
+ * node per thread (G = 2 for 64-bit keys at F = 16 and for 32-bit keys at F = 32), 32 bytes for
+ * batches below NTG_SMALL_BATCH queries, at least 2 threads, at most a warp and the fanout. Small
+ * batches are latency-bound (a few warps on a few SMs, each waiting on its chain of levels), so more
+ * threads a query and fewer loads and compares a thread pay there; large ones are throughput-bound,
+ * where fewer threads a query spend fewer instructions. Measured on the H100 (bench/NOTES.md,
+ * "Small batches: G from the batch size"): G = 4 against 2 at 2^14 / 2^18 queries +5 % / +12 %
+ * (64-bit, 2^26 keys), +2 % / +4 % (32-bit, 2^28 keys); at 2^22 G = 2 is ahead by 15-20 %.
+ * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
+#define NTG_SMALL_BATCH (1u << 20)
+static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch)
 {
-    const unsigned g = fanout * (key_bits / 8) / 64;
-    return g < 2 ? 2u : g > 32 ? 32u : g;
+    const unsigned bytes_per_thread = batch < NTG_SMALL_BATCH ? 32u : 64u;
+    const unsigned g = fanout * (key_bits / 8) / bytes_per_thread;
+    const unsigned most = fanout < 32u ? fanout : 32u;
+    return g < 2 ? 2u : g > most ? most : g;
 }
 
 /* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
