@@ -36,6 +36,7 @@ typedef struct hm_call {
     int psa_option;        /* the config's psa: 1 on, 0 off, -1 auto */
     bool psa;              /* windows go through PSA by partition (psa.h) */
     bool unordered;
+    bool psa_sort;      /* with psa: PSA by radix sort, then the plain descent (sparse unordered windows) */
     uint32_t group_size;
     uint32_t window;
     uint32_t lanes;        /* lanes used: windows in flight */
@@ -140,6 +141,11 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
         window = PSA_MAX_WINDOW;
     c->window = (uint32_t)window;
     c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(c->window, tree->kr.n_leaves)));
+    /* unordered lookups of large device-array windows the partition does not pay for: PSA by radix sort */
+    c->psa_sort = !c->psa && psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered &&
+                  c->device_memory && c->window >= PSA_SORT_MIN_WINDOW;
+    if (c->psa_sort)
+        c->psa = true; /* its scratch is PSA's */
     c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
     c->stream = (cudaStream_t)config->stream;
     c->workspace = config->workspace;
@@ -160,6 +166,18 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
 {
     const ntg_view *v = &g->view;
     assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
+    if (c->psa && c->psa_sort) {
+        const void *keys = NULL;
+        const uint32_t *positions = NULL;
+        cudaError_t e = psa_sort_window(v->key_bits, &c->plan, d_in[0], n, scratch->slot_keys, scratch->slot_values,
+                                        scratch->workspace, scratch->workspace_bytes, &keys, &positions, stream);
+        if (e != cudaSuccess)
+            return e;
+        if (keys == NULL) /* no room for the sort in this scratch: the descent in query order */
+            keys = d_in[0];
+        return ntg_launch_lookup(v, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
+                                 (uint64_t *)d_out[2], position_base, stream);
+    }
     if (c->psa) {
         psa_partitioned part;
         cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered, scratch->workspace,

@@ -47,6 +47,15 @@
  * windows at one a leaf (2^22 queries over 2^22 leaves: 0.72 / 0.67 ms with, 0.57 / 0.58 without)
  * and sparser ones (2^22 over 2^24 leaves) stay faster without. */
 #define PSA_LARGE_WINDOW (1u << 24)
+/* Unordered lookups of device-array windows of PSA_SORT_MIN_WINDOW queries or more that the
+ * partition does not pay for (psa_pays) are radix-sorted on PSA_SORT_BITS bits (psa_sort.cu), then
+ * searched by the plain descent. Measured on the H100 (bench/NOTES.md, "Sparse unordered windows"):
+ * in the library, 2^22 queries on 64-bit 2^26 keys 0.582 → 0.522 ms, on 32-bit 2^28 keys 0.544 →
+ * 0.458 ms; but 2^20 on 64-bit 2^26 0.173 → 0.180 ms (the copy and the positions cost more than the
+ * sort saves), hence 2^21. 8 bits as fast as 12 or 16 (one pass). */
+#define PSA_SORT_MIN_WINDOW (1u << 21)
+#define PSA_SORT_BITS 8
+
 /* Device-array windows take at most 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory for their
  * scratch, halving the window down to PSA_MIN_DEVICE_WINDOW queries before giving up on PSA. */
 #define PSA_DEVICE_MEMORY_SHARE 2

@@ -460,6 +460,46 @@ static void test_psa_partition(void **state)
         }
 }
 
+/* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^20): PSA by
+ * radix sort then the plain descent (psa_sort.cu), with PSA auto; against the CPU engine, every
+ * position once. Shapes: uniform keys, and a narrow band near the maximum (the sort's bits sit
+ * where key_min and key_max differ); queries 0 and the maximum among them. */
+static void test_sparse_unordered(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    for (unsigned w = 0; w < 2; w++)
+        for (int shape = 0; shape < 2; shape++) {
+            if (quick() && (w == 1 || shape == 1))
+                continue;
+            const uint32_t bits = w ? 64 : 32;
+            tu_model m;
+            const uint64_t n_keys = 1u << 22;
+            if (shape == 1) {
+                tu_model_make(&m, bits, n_keys, TU_DENSE, &rng);
+                for (uint64_t i = 0; i < m.n; i++)
+                    m.keys[i] = tu_mask(bits) - 5 * (m.n - 1 - i);
+            } else {
+                tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
+            }
+            /* leaves of 8 at 70 %: about 750K leaves, more than half the queries: the partition
+             * does not pay (psa_pays), the sort does */
+            harmonia_tree *t = build_filled(&m, w ? 16 : 32, 8, 0.7, &rng);
+            const uint64_t n = (1u << 20) + 333;
+            void *q = make_queries(&m, n, &rng);
+            tu_set(q, bits, 0, 0);
+            tu_set(q, bits, 1, tu_mask(bits));
+            tu_set(q, bits, n / 2, m.keys[0]);
+            tu_set(q, bits, n - 1, m.keys[m.n - 1]);
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: sorted, then the descent */
+            check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent alone */
+            free(q);
+            harmonia_free(t);
+            tu_model_free(&m);
+        }
+}
+
 static void test_ranges(void **state)
 {
     (void)state;
@@ -1026,6 +1066,7 @@ int main(void)
         cmocka_unit_test(test_batch_sizes_and_windows),
         cmocka_unit_test(test_key_shapes),
         cmocka_unit_test(test_psa_partition),
+        cmocka_unit_test(test_sparse_unordered),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_device_copy_life_cycle),
         cmocka_unit_test(test_options_and_misuse),

@@ -1,0 +1,91 @@
+/* psa_sort.cu — PSA by radix sort, for sparse windows whose results are wanted unordered: the queries
+ * of a window sorted with CUB on the top PSA_SORT_BITS bits where the tree's keys differ, with each
+ * query's window-relative position beside it, so that the plain descent (ntg/) meets neighbouring
+ * queries on neighbouring paths. Where a window has fewer queries than leaves the partition's
+ * buckets hold about one query each and its staged search has nothing to share; a one-pass sort of
+ * 8 bits costs less and the descent then finds the upper levels in L1 (bench/NOTES.md, "Sparse
+ * unordered windows"). */
+#include <cub/device/device_radix_sort.cuh>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C" {
+#include "psa/psa_gpu.h"
+#include "psa/psa_policy.h"
+}
+
+namespace {
+
+constexpr size_t ALIGN = 256;
+size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(ALIGN - 1); }
+
+template <typename K>
+__global__ void __launch_bounds__(256) copy_with_positions(const K *__restrict__ in, uint32_t n, K *__restrict__ keys,
+                                                           uint32_t *__restrict__ positions)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        keys[i] = in[i];
+        positions[i] = i;
+    }
+}
+
+/* The bits [begin, end) of the sort: end just above the highest bit where key_min and key_max
+ * differ (the bits above it are the same for every key of the tree), PSA_SORT_BITS below it. */
+void sort_bits(const psa_plan *plan, int *begin, int *end)
+{
+    const uint64_t differ = plan->key_min ^ plan->key_max;
+    int e = 0;
+    while (e < 64 && (differ >> e) != 0)
+        e++;
+    *end = e;
+    *begin = e > PSA_SORT_BITS ? e - PSA_SORT_BITS : 0;
+}
+
+template <typename K>
+cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *keys_a, K *keys_b, void *workspace,
+                       size_t workspace_bytes, const void **sorted_keys, const uint32_t **sorted_positions,
+                       cudaStream_t stream)
+{
+    char *at = (char *)(((uintptr_t)workspace + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+    const size_t lost = (size_t)(at - (char *)workspace);
+    uint32_t *pos_a = (uint32_t *)at, *pos_b = (uint32_t *)(at + align_up((size_t)n * 4));
+    void *temp = at + 2 * align_up((size_t)n * 4);
+    int begin = 0, end = 0;
+    sort_bits(plan, &begin, &end);
+    cub::DoubleBuffer<K> keys(keys_a, keys_b);
+    cub::DoubleBuffer<uint32_t> positions(pos_a, pos_b);
+    size_t temp_bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, positions, (int64_t)n, begin, end, stream);
+    if (e != cudaSuccess)
+        return e;
+    *sorted_keys = NULL;
+    *sorted_positions = NULL;
+    if (lost + 2 * align_up((size_t)n * 4) + temp_bytes > workspace_bytes)
+        return cudaSuccess; /* no room: the caller searches without the sort */
+    const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    copy_with_positions<K><<<blocks, 256, 0, stream>>>(queries, n, keys_a, pos_a);
+    e = cudaGetLastError();
+    if (e == cudaSuccess && end > begin) /* else the tree holds one key: nothing to sort */
+        e = cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, positions, (int64_t)n, begin, end, stream);
+    if (e != cudaSuccess)
+        return e;
+    *sorted_keys = keys.Current();
+    *sorted_positions = positions.Current();
+    return cudaSuccess;
+}
+
+} // namespace
+
+extern "C" cudaError_t psa_sort_window(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
+                                       void *keys_a, void *keys_b, void *workspace, size_t workspace_bytes,
+                                       const void **sorted_keys, const uint32_t **sorted_positions,
+                                       cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaErrorInvalidValue;
+    if (key_bits == 32)
+        return sort_typed<uint32_t>(plan, (const uint32_t *)queries, n, (uint32_t *)keys_a, (uint32_t *)keys_b,
+                                    workspace, workspace_bytes, sorted_keys, sorted_positions, stream);
+    return sort_typed<uint64_t>(plan, (const uint64_t *)queries, n, (uint64_t *)keys_a, (uint64_t *)keys_b, workspace,
+                                workspace_bytes, sorted_keys, sorted_positions, stream);
+}
