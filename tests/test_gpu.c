@@ -9,6 +9,7 @@
 
 #include "tests/test_util.h"
 #include "harmonia/tree_internal.h" /* the leaf level, to pick the dirty leaves of a scattered batch */
+#include "psa/psa.h"                /* psa_pays and the policy: which path a window takes */
 
 static const uint32_t node_sizes[] = {8, 16, 32, 64, 128};
 /* psa_bits of the query configs the check functions make (0: the plan's own) */
@@ -460,7 +461,7 @@ static void test_psa_partition(void **state)
         }
 }
 
-/* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^20): PSA by
+/* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA by
  * radix sort then the plain descent (psa_sort.cu), with PSA auto; against the CPU engine, every
  * position once. Shapes: uniform keys, and a narrow band near the maximum (the sort's bits sit
  * where key_min and key_max differ); queries 0 and the maximum among them. */
@@ -474,7 +475,7 @@ static void test_sparse_unordered(void **state)
                 continue;
             const uint32_t bits = w ? 64 : 32;
             tu_model m;
-            const uint64_t n_keys = 1u << 22;
+            const uint64_t n_keys = 1u << 23;
             if (shape == 1) {
                 tu_model_make(&m, bits, n_keys, TU_DENSE, &rng);
                 for (uint64_t i = 0; i < m.n; i++)
@@ -482,10 +483,13 @@ static void test_sparse_unordered(void **state)
             } else {
                 tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
             }
-            /* leaves of 8 at 70 %: about 750K leaves, more than half the queries: the partition
-             * does not pay (psa_pays), the sort does */
+            /* leaves of 8 at 70 %: about 1.5M leaves, more than half the queries: the partition
+             * does not pay (psa_pays), the sort does (PSA_SORT_MIN_WINDOW) */
             harmonia_tree *t = build_filled(&m, w ? 16 : 32, 8, 0.7, &rng);
-            const uint64_t n = (1u << 20) + 333;
+            const uint64_t n = (1u << 21) + 333;
+            /* the window takes the sort path: the partition declines, and it is large enough */
+            assert_false(psa_pays(n, t->kr.n_leaves));
+            assert_true(n >= PSA_SORT_MIN_WINDOW);
             void *q = make_queries(&m, n, &rng);
             tu_set(q, bits, 0, 0);
             tu_set(q, bits, 1, tu_mask(bits));
