@@ -34,9 +34,9 @@ typedef struct hm_call {
     uint64_t count;
     bool device_memory;
     int psa_option;        /* the config's psa: 1 on, 0 off, -1 auto */
-    bool psa;              /* windows go through PSA by partition (psa.h) */
+    bool psa;              /* windows go through PSA (psa.h), with its scratch: by partition, or ... */
+    bool psa_sort;         /* ... by radix sort, then the plain descent (sparse unordered windows) */
     bool unordered;
-    bool psa_sort;      /* with psa: PSA by radix sort, then the plain descent (sparse unordered windows) */
     uint32_t group_size;
     uint32_t window;
     uint32_t lanes;        /* lanes used: windows in flight */
@@ -173,8 +173,6 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
                                         scratch->workspace, scratch->workspace_bytes, &keys, &positions, stream);
         if (e != cudaSuccess)
             return e;
-        if (keys == NULL) /* no room for the sort in this scratch: the descent in query order */
-            keys = d_in[0];
         return ntg_launch_lookup(v, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
                                  (uint64_t *)d_out[2], position_base, stream);
     }

@@ -17,8 +17,9 @@
  * batches are latency-bound (a few warps on a few SMs, each waiting on its chain of levels), so more
  * threads a query and fewer loads and compares a thread pay there; large ones are throughput-bound,
  * where fewer threads a query spend fewer instructions. Measured on the H100 (bench/NOTES.md,
- * "Small batches: G from the batch size"): G = 4 against 2 at 2^14 / 2^18 queries +5 % / +12 %
- * (64-bit, 2^26 keys), +2 % / +4 % (32-bit, 2^28 keys); at 2^22 G = 2 is ahead by 15-20 %.
+ * "Small batches in session 7"): bench_versus at 2^14 / 2^18 queries 0.82 → 0.95 / 4.10 → 4.08 G/s
+ * (64-bit, 2^26 keys), 0.84 → 0.89 / 4.24 → 4.64 (32-bit, 2^28 keys), rows that move ±10 % between
+ * runs; profile-ntg put G = 2 ahead from 2^19 queries on (by 15-20 % at 2^22).
  * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
 #define NTG_SMALL_BATCH (1u << 20)
 static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch)

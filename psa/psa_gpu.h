@@ -8,6 +8,10 @@
 
 #include <cuda_runtime.h>
 
+/* Every part of a PSA workspace starts on PSA_ALIGN bytes. */
+#define PSA_ALIGN 256u
+static inline size_t psa_align_up(size_t x) { return (x + PSA_ALIGN - 1) & ~(size_t)(PSA_ALIGN - 1); }
+
 /* Scratch: two-phase as CUB. psa_workspace_bytes gives the bytes for windows of up to `capacity`
  * queries under `plan` (key arrays, maps, bin counters, CUB scan scratch), carved from one buffer. */
 cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_plan *plan, size_t *bytes_out);
@@ -51,9 +55,11 @@ cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *q
 /* PSA by radix sort (psa_sort.cu), for sparse windows with unordered results: the n queries copied
  * to keys_a with their positions 0 .. n-1, radix-sorted with CUB on the top PSA_SORT_BITS bits where
  * plan's key_min and key_max differ (keys_b: the sort's other buffer, n keys; the positions' two
- * buffers and CUB's scratch from workspace). *sorted_keys / *sorted_positions point to the result
- * (keys_a or keys_b, and into workspace); both NULL when the workspace is too small (the caller then
- * searches without the sort). Asynchronous on stream. */
+ * buffers and CUB's scratch from workspace, psa_sort_workspace_bytes for windows of up to capacity
+ * queries; psa_scratch_bytes covers it). *sorted_keys / *sorted_positions point to the result
+ * (keys_a or keys_b, and into workspace). cudaErrorInvalidValue when the workspace is too small.
+ * Asynchronous on stream. */
+cudaError_t psa_sort_workspace_bytes(uint32_t key_bits, uint32_t capacity, size_t *bytes_out);
 cudaError_t psa_sort_window(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, void *keys_a,
                             void *keys_b, void *workspace, size_t workspace_bytes, const void **sorted_keys,
                             const uint32_t **sorted_positions, cudaStream_t stream);

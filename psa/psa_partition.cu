@@ -33,29 +33,27 @@ struct layout {
         scan_temp, scan_bytes, total;
 };
 
-size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
-
 cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
 {
     const size_t kb = key_bits / 8, buckets = (size_t)1 << PSA_MAX_BITS;
     size_t at = 0;
-    l->keys1 = at, at = align_up(at + (size_t)capacity * kb);
-    l->keys2 = at, at = align_up(at + (size_t)capacity * kb);
-    l->slots1 = at, at = align_up(at + (size_t)capacity * 4);
-    l->slots2 = at, at = align_up(at + (size_t)capacity * 4);
-    l->sources1 = at, at = align_up(at + (size_t)capacity * 2);
-    l->sources2 = at, at = align_up(at + (size_t)capacity * 2);
-    l->found_tmp = at, at = align_up(at + (size_t)capacity);
-    l->hist1 = at, at = align_up(at + PSA_MAX_BINS1 * 4);
-    l->offsets1 = at, at = align_up(at + (PSA_MAX_BINS1 + 1) * 4);
-    l->cursor1 = at, at = align_up(at + PSA_MAX_BINS1 * 4);
-    l->tile_start = at, at = align_up(at + (PSA_MAX_BINS + 1) * 4);
-    l->hist2 = at, at = align_up(at + (buckets + 1) * 4);
-    l->cursor2 = at, at = align_up(at + (buckets + 1) * 4);
+    l->keys1 = at, at = psa_align_up(at + (size_t)capacity * kb);
+    l->keys2 = at, at = psa_align_up(at + (size_t)capacity * kb);
+    l->slots1 = at, at = psa_align_up(at + (size_t)capacity * 4);
+    l->slots2 = at, at = psa_align_up(at + (size_t)capacity * 4);
+    l->sources1 = at, at = psa_align_up(at + (size_t)capacity * 2);
+    l->sources2 = at, at = psa_align_up(at + (size_t)capacity * 2);
+    l->found_tmp = at, at = psa_align_up(at + (size_t)capacity);
+    l->hist1 = at, at = psa_align_up(at + PSA_MAX_BINS1 * 4);
+    l->offsets1 = at, at = psa_align_up(at + (PSA_MAX_BINS1 + 1) * 4);
+    l->cursor1 = at, at = psa_align_up(at + PSA_MAX_BINS1 * 4);
+    l->tile_start = at, at = psa_align_up(at + (PSA_MAX_BINS + 1) * 4);
+    l->hist2 = at, at = psa_align_up(at + (buckets + 1) * 4);
+    l->cursor2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->scan_bytes = 0;
     cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, l->scan_bytes, (const uint32_t *)NULL, (uint32_t *)NULL,
                                                   (int)(buckets + 1));
-    l->scan_temp = at, at = align_up(at + l->scan_bytes);
+    l->scan_temp = at, at = psa_align_up(at + l->scan_bytes);
     l->total = at;
     return e;
 }
@@ -599,15 +597,26 @@ extern "C" cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const u
 
 /* --- the scratch of a window of the search pipeline -------------------------------------------- */
 
+/* The workspace part of a window's scratch: room for the partition's workspace or the sort's. */
+static cudaError_t scratch_workspace_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out)
+{
+    size_t partition = 0, sort = 0;
+    cudaError_t e = psa_workspace_bytes(key_bits, window, NULL, &partition);
+    if (e == cudaSuccess)
+        e = psa_sort_workspace_bytes(key_bits, window, &sort);
+    *bytes_out = psa_align_up(partition > sort ? partition : sort);
+    return e;
+}
+
 extern "C" cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out)
 {
     size_t workspace = 0;
-    cudaError_t e = psa_workspace_bytes(key_bits, window, NULL, &workspace);
+    cudaError_t e = scratch_workspace_bytes(key_bits, window, &workspace);
     if (e != cudaSuccess)
         return e;
     const size_t kb = key_bits / 8;
     /* 255 bytes of slack: a caller's workspace need not be aligned */
-    *bytes_out = 255 + align_up(workspace) + 2 * align_up((size_t)window * kb) + align_up(window);
+    *bytes_out = 255 + psa_align_up(workspace) + 2 * psa_align_up((size_t)window * kb) + psa_align_up(window);
     return cudaSuccess;
 }
 
@@ -615,16 +624,16 @@ extern "C" psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_
 {
     psa_scratch s;
     size_t workspace = 0;
-    psa_workspace_bytes(key_bits, window, NULL, &workspace); /* succeeded in psa_scratch_bytes */
+    scratch_workspace_bytes(key_bits, window, &workspace); /* succeeded in psa_scratch_bytes */
     const size_t kb = key_bits / 8;
     char *at = (char *)(((uintptr_t)block + 255) & ~(uintptr_t)255);
     s.workspace = at;
-    s.workspace_bytes = align_up(workspace);
+    s.workspace_bytes = psa_align_up(workspace);
     at += s.workspace_bytes;
     s.slot_values = at;
-    at += align_up((size_t)window * kb);
+    at += psa_align_up((size_t)window * kb);
     s.slot_keys = at;
-    at += align_up((size_t)window * kb);
+    at += psa_align_up((size_t)window * kb);
     s.slot_found = (uint8_t *)at;
     return s;
 }

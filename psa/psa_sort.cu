@@ -16,9 +16,6 @@ extern "C" {
 
 namespace {
 
-constexpr size_t ALIGN = 256;
-size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(ALIGN - 1); }
-
 template <typename K>
 __global__ void __launch_bounds__(256) copy_with_positions(const K *__restrict__ in, uint32_t n, K *__restrict__ keys,
                                                            uint32_t *__restrict__ positions)
@@ -41,27 +38,45 @@ void sort_bits(const psa_plan *plan, int *begin, int *end)
     *begin = e > PSA_SORT_BITS ? e - PSA_SORT_BITS : 0;
 }
 
+/* CUB's scratch for the sort of up to n pairs of one pass (end - begin <= PSA_SORT_BITS). */
+template <typename K> cudaError_t cub_temp_bytes(uint32_t n, size_t *bytes)
+{
+    cub::DoubleBuffer<K> keys(NULL, NULL);
+    cub::DoubleBuffer<uint32_t> positions(NULL, NULL);
+    *bytes = 0;
+    return cub::DeviceRadixSort::SortPairs(NULL, *bytes, keys, positions, (int64_t)n, 0, PSA_SORT_BITS);
+}
+
+/* The workspace: the positions' two buffers, then CUB's scratch; PSA_ALIGN - 1 bytes of slack so
+ * that the workspace need not be aligned. */
+template <typename K> cudaError_t sort_workspace_bytes(uint32_t capacity, size_t *bytes)
+{
+    size_t temp = 0;
+    const cudaError_t e = cub_temp_bytes<K>(capacity, &temp);
+    *bytes = PSA_ALIGN - 1 + 2 * psa_align_up((size_t)capacity * 4) + temp;
+    return e;
+}
+
 template <typename K>
 cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *keys_a, K *keys_b, void *workspace,
                        size_t workspace_bytes, const void **sorted_keys, const uint32_t **sorted_positions,
                        cudaStream_t stream)
 {
-    char *at = (char *)(((uintptr_t)workspace + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
-    const size_t lost = (size_t)(at - (char *)workspace);
-    uint32_t *pos_a = (uint32_t *)at, *pos_b = (uint32_t *)(at + align_up((size_t)n * 4));
-    void *temp = at + 2 * align_up((size_t)n * 4);
+    size_t needed = 0, temp_bytes = 0;
+    cudaError_t e = sort_workspace_bytes<K>(n, &needed);
+    if (e == cudaSuccess)
+        e = cub_temp_bytes<K>(n, &temp_bytes);
+    if (e != cudaSuccess)
+        return e;
+    if (needed > workspace_bytes)
+        return cudaErrorInvalidValue;
+    char *at = (char *)psa_align_up((uintptr_t)workspace);
+    uint32_t *pos_a = (uint32_t *)at, *pos_b = (uint32_t *)(at + psa_align_up((size_t)n * 4));
+    void *temp = at + 2 * psa_align_up((size_t)n * 4);
     int begin = 0, end = 0;
     sort_bits(plan, &begin, &end);
     cub::DoubleBuffer<K> keys(keys_a, keys_b);
     cub::DoubleBuffer<uint32_t> positions(pos_a, pos_b);
-    size_t temp_bytes = 0;
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, positions, (int64_t)n, begin, end, stream);
-    if (e != cudaSuccess)
-        return e;
-    *sorted_keys = NULL;
-    *sorted_positions = NULL;
-    if (lost + 2 * align_up((size_t)n * 4) + temp_bytes > workspace_bytes)
-        return cudaSuccess; /* no room: the caller searches without the sort */
     const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
     copy_with_positions<K><<<blocks, 256, 0, stream>>>(queries, n, keys_a, pos_a);
     e = cudaGetLastError();
@@ -75,6 +90,12 @@ cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *ke
 }
 
 } // namespace
+
+extern "C" cudaError_t psa_sort_workspace_bytes(uint32_t key_bits, uint32_t capacity, size_t *bytes_out)
+{
+    return key_bits == 32 ? sort_workspace_bytes<uint32_t>(capacity, bytes_out)
+                          : sort_workspace_bytes<uint64_t>(capacity, bytes_out);
+}
 
 extern "C" cudaError_t psa_sort_window(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
                                        void *keys_a, void *keys_b, void *workspace, size_t workspace_bytes,
