@@ -10,7 +10,8 @@
  * range count and collect. Every configuration's results are checked against the CPU engine on a
  * sample (2^20 slots or all); the program exits 1 after its tables when one differs.
  * Every method is timed as a whole call (its launches and a synchronisation), CUDA events around it,
- * median of R runs after a warm-up.
+ * median of R runs after a warm-up (batches of up to SMALL_BATCH_RUNS_MAX queries: at least
+ * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle).
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
  * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--out-dir DIR]
@@ -191,13 +192,22 @@ void add_result(run_state &R, const tree_ctx &T, batch_ctx &B, const char *metho
             B.name.c_str(), T.name.c_str(), T.bits, T.keys_log2, key_dist_name(T.dist), query_dist_name(B.qs.dist),
             B.qs.hit_rate, B.nq, method, field(config).c_str(), order, t.median_ms, t.min_ms, t.max_ms, gqps,
             c.ok ? "yes" : "NO", c.sample, c.hit_rate);
-    printf("  %-16s %-34s %-6s %10.3f ms %8.2f G/s  %s\n", method, config.c_str(), order, t.median_ms, gqps,
+    printf("  %-16s %-34s %-6s %10.4f ms %8.3f G/s  %s\n", method, config.c_str(), order, t.median_ms, gqps,
            c.ok ? "verified" : "MISMATCH");
     fflush(stdout);
     if (!c.ok) {
         R.failures++;
         R.failed.push_back(B.name + " " + method + " " + config);
     }
+}
+
+/* Small batches: more runs (a call of 2^10 queries takes ~15 us, and its run-to-run spread is
+ * ~10 %, bench/NOTES.md). */
+#define SMALL_BATCH_RUNS 51u
+#define SMALL_BATCH_RUNS_MAX (1ull << 20)
+static uint32_t runs_for(const run_state &R, uint64_t nq)
+{
+    return nq <= SMALL_BATCH_RUNS_MAX && R.o.runs < SMALL_BATCH_RUNS ? SMALL_BATCH_RUNS : R.o.runs;
 }
 
 template <typename F>
@@ -208,7 +218,7 @@ void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, 
     /* every method timed as a whole call: its launches and one synchronisation, as a caller who needs
      * the results sees it (Harmonia's calls are synchronous: they synchronise themselves) */
     const bool synchronous = strncmp(method, "harmonia", 8) == 0;
-    timing t = time_gpu(R.o.runs, [&] {
+    timing t = time_gpu(runs_for(R, B.nq), [&] {
         launch();
         if (!synchronous)
             CK(cudaStreamSynchronize(0));
@@ -320,7 +330,7 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
         bsearch_pipeline_sort(&pipe, B.d_q, nq, 0, T.bits);
         CK(cudaDeviceSynchronize());
         poison(T, B);
-        timing t = time_gpu(R.o.runs, [&] { bsearch_lookup_device(T.arr, pipe.sorted_queries, nq, NULL, B.d_out, B.d_found); });
+        timing t = time_gpu(runs_for(R, nq), [&] { bsearch_lookup_device(T.arr, pipe.sorted_queries, nq, NULL, B.d_out, B.d_found); });
         check_result c = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, NULL, pipe.sorted_positions);
         add_result(R, T, B, "bsearch_sorted", "search only, queries pre-sorted (sort not timed)", "sorted", t, c,
                    false);
@@ -355,7 +365,7 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
             if (r.method == "hash_table")
                 hash = &r;
         const double ratio = h->gqps / best->gqps;
-        printf("  => %s order: harmonia %.2f G/s, strongest ordered baseline %.2f G/s (%s, %s): %.2fx%s\n", order,
+        printf("  => %s order: harmonia %.3f G/s, strongest ordered baseline %.3f G/s (%s, %s): %.2fx%s\n", order,
                h->gqps, best->gqps, best->method.c_str(), best->config.c_str(), ratio,
                hash ? strf("; hash table %.2f G/s", hash->gqps).c_str() : "");
         csv_row(&R.summary, "%s,%s,%u,%u,%s,%s,%.2f,%" PRIu64 ",%s,%.4f,%.4f,%s,%s,%.4f,%.4f,%s", B.name.c_str(),
@@ -488,8 +498,9 @@ int main(int argc, char **argv)
                   "workload,tree,key_bits,keys_log2,key_dist,query_dist,hit_rate,queries,order,harmonia_ms,"
                   "harmonia_gqps,baseline,baseline_config,baseline_gqps,ratio,verified"))
         return 1;
-    printf("# bench_versus on %s; %u runs (median after a warm-up); every result checked against the CPU engine\n",
-           dev.name, R.o.runs);
+    printf("# bench_versus on %s; %u runs (median after a warm-up; batches of 2^20 queries or fewer: at least %u); "
+           "every result checked against the CPU engine\n",
+           dev.name, R.o.runs, SMALL_BATCH_RUNS);
     const uint64_t nq = 1ull << R.o.queries_log2;
     struct tree_spec {
         uint32_t bits, log2;

@@ -18,6 +18,11 @@ extern "C" {
 #include "ntg/ntg_policy.h"
 }
 
+/* The default tree shape is the one the descent kernels are compiled for (ntg_policy.h). */
+static_assert(NTG_FIXED_FANOUT_64 == HARMONIA_DEFAULT_FANOUT(64) && NTG_FIXED_FANOUT_32 == HARMONIA_DEFAULT_FANOUT(32) &&
+                  NTG_FIXED_LEAF == HARMONIA_DEFAULT_LEAF_SIZE,
+              "the kernels' fixed shape is the library's default tree shape");
+
 typedef enum hm_op { OP_LOOKUP, OP_LOWER_BOUND, OP_RANGE_COUNT } hm_op;
 
 /* One query call: its arrays (host or device, as the call's memory says) and its options.
@@ -66,13 +71,15 @@ static int device_residency(const void *p, int device)
 }
 
 /* The group size G of a call of `count` queries: the config's, else the tree's stored choice, else
- * the policy's for the batch. */
+ * the policy's for the batch and the kernel that runs (point: a lookup or a lower bound, whose
+ * kernels have a fixed-shape build for the default F and L). */
 static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint64_t count,
-                                         uint32_t *g_out)
+                                         bool point, uint32_t *g_out)
 {
     uint32_t g = config->group_size ? config->group_size : tree->ntg_group_size;
     if (g == 0)
-        g = ntg_default_group_size(tree->kr.fanout, tree->kr.key_bits, count);
+        g = ntg_default_group_size(tree->kr.fanout, tree->kr.key_bits, count,
+                                   point && ntg_fixed_shape(tree->kr.fanout, tree->kr.leaf_size, tree->kr.key_bits));
     if (!ntg_valid_group_size(g) || g > tree->kr.fanout)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "NTG group size %" PRIu32 ": use 1, 2, 4, 8, 16 or 32, at most the fanout %" PRIu32, g,
@@ -115,7 +122,8 @@ static harmonia_status check_residency(harmonia_tree *tree, hm_call *c, harmonia
 /* Fills the options of a call and checks that all its arrays live where the call says. */
 static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
 {
-    harmonia_status st = choose_group_size(tree, config, c->count, &c->group_size);
+    harmonia_status st = choose_group_size(tree, config, c->count, c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND,
+                                           &c->group_size);
     if (st != HARMONIA_OK)
         return st;
     const hm_gpu *g = tree->gpu;
@@ -440,7 +448,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
 static harmonia_status check_config(harmonia_tree *tree, const harmonia_query_config *config)
 {
     uint32_t g;
-    harmonia_status st = choose_group_size(tree, config, 0, &g);
+    harmonia_status st = choose_group_size(tree, config, 0, false, &g);
     if (st != HARMONIA_OK)
         return st;
     if ((unsigned)config->memory > HARMONIA_MEMORY_DEVICE)

@@ -49,15 +49,89 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
     return count;
 }
 
+/* The fixed-shape search of one node: SLOTS (the node's key slots) known at compile time, so every
+ * load, compare and count below is unrolled with constant offsets and the thread's loads issue
+ * back to back. PER = SLOTS / G keys a thread (one key each for G >= SLOTS: then only SLOTS lanes
+ * hold one). Up to NTG_BALLOT_COUNT_MAX keys a thread, the count is one ballot a key slot of the
+ * thread (bit l of ballot k: key PER*l + k of the node satisfies the comparison) and their
+ * popcounts: no shuffle in the chain. More keys a thread: the thread counts its chunk and the
+ * ballot + shuffle of group_count give the group's total, as there. */
+#ifndef NTG_BALLOT_COUNT_MAX
+#define NTG_BALLOT_COUNT_MAX 4
+#endif
+
+template <typename K, int PER>
+__device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
+{
+    if constexpr (PER * sizeof(K) % 16 == 0) {
+        constexpr int per_vec = 16 / (int)sizeof(K);
+        uint4 raw[PER / per_vec];
+#pragma unroll
+        for (int v = 0; v < PER / per_vec; v++)
+            raw[v] = __ldg(reinterpret_cast<const uint4 *>(chunk) + v);
+#pragma unroll
+        for (int v = 0; v < PER / per_vec; v++)
+            memcpy(part + v * per_vec, &raw[v], 16);
+    } else if constexpr (PER * sizeof(K) == 8) {
+        const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(chunk));
+        memcpy(part, &raw, 8);
+    } else {
+#pragma unroll
+        for (int k = 0; k < PER; k++)
+            part[k] = __ldg(chunk + k);
+    }
+}
+
+template <typename K, int G, int SLOTS, bool STRICT>
+__device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
+                                                      uint32_t group_shift)
+{
+    constexpr int PER = SLOTS >= G ? SLOTS / G : 1;
+    constexpr int CHUNKS = SLOTS >= G ? G : SLOTS;
+    static_assert(SLOTS % (SLOTS >= G ? G : SLOTS) == 0, "slots split evenly");
+    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    K part[PER] = {};
+    if (has_chunk)
+        load_chunk<K, PER>(node + lane_in_group * PER, part);
+    if constexpr (G == 1) {
+        uint32_t count = 0;
+#pragma unroll
+        for (int k = 0; k < PER; k++)
+            count += STRICT ? (part[k] < q) : (part[k] <= q);
+        return count;
+    } else if constexpr (PER <= NTG_BALLOT_COUNT_MAX) {
+        const uint32_t group_bits = (G == 32 ? 0xffffffffu : ((1u << G) - 1u)) << group_shift;
+        uint32_t count = 0;
+#pragma unroll
+        for (int k = 0; k < PER; k++)
+            count += __popc(__ballot_sync(0xffffffffu, has_chunk && (STRICT ? part[k] < q : part[k] <= q)) & group_bits);
+        return count;
+    } else {
+        uint32_t count = 0;
+#pragma unroll
+        for (int k = 0; k < PER; k++)
+            count += STRICT ? (part[k] < q) : (part[k] <= q);
+        const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
+        const uint32_t full = __popc((__ballot_sync(0xffffffffu, count == (uint32_t)PER) >> group_shift) & group_bits);
+        const uint32_t partial = __shfl_sync(0xffffffffu, count, full < (uint32_t)G ? full : 0, G);
+        return full * PER + (full < (uint32_t)G ? partial : 0);
+    }
+}
+
 /* WARP_UNIFORM: every group of the warp calls this at the same point (the descents: no early exit,
  * dummy queries past the end), so the ballot and the shuffle name the whole warp — a constant mask.
  * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
  * lanes only; a mask computed per lane costs a WARPSYNC per call (bench/NOTES.md, "Defaults and
- * where they were measured"). */
-template <typename K, int G, bool STRICT, bool WARP_UNIFORM>
+ * where they were measured"). SLOTS: the node's slot count when known at compile time (0: read
+ * `slots`); the fixed shape needs WARP_UNIFORM. */
+template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
                                                 uint32_t lane_in_group, uint32_t group_shift)
 {
+    if constexpr (SLOTS != 0) {
+        static_assert(WARP_UNIFORM, "the fixed shape's ballots name the whole warp");
+        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift);
+    }
     if (G == 1)
         return count_chunk<K, STRICT>(node, slots, q);
     const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
@@ -86,30 +160,34 @@ struct ntg_first_child_global {
 };
 
 /* Leaf number (0-based) where the search for q ends. */
-template <typename K, int G, bool WARP_UNIFORM, typename FC>
+/* F: the fanout when known at compile time (0: the view's). */
+template <typename K, int G, bool WARP_UNIFORM, typename FC, int F = 0>
 __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, FC first_child_at)
 {
     const K *keys = static_cast<const K *>(v.keys);
+    const uint32_t fanout = F ? (uint32_t)F : v.fanout;
     uint64_t node = 0;
     for (uint32_t level = 0; level + 1 < v.height; level++) {
         const uint32_t first = first_child_at(v, node);
         const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
-        const uint32_t j = group_count<K, G, false, WARP_UNIFORM>(keys + node * v.fanout, v.fanout, q, lane_in_group, group_shift);
+        const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + node * fanout, fanout, q, lane_in_group, group_shift);
         node = first + (j < last_child ? j : last_child);
     }
     return node - v.n_internal;
 }
 
-/* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count). */
-template <typename K, int G, bool WARP_UNIFORM, typename FC>
+/* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count).
+ * F, L: the fanout and leaf size when known at compile time (0: the view's). */
+template <typename K, int G, bool WARP_UNIFORM, typename FC, int F = 0, int L = 0>
 __device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out,
                                             FC first_child_at)
 {
     const K *keys = static_cast<const K *>(v.keys);
-    const uint64_t leaf = descend<K, G, WARP_UNIFORM, FC>(v, q, lane_in_group, group_shift, first_child_at);
-    const uint32_t slot = group_count<K, G, true, WARP_UNIFORM>(keys + v.leaf_key_base + leaf * v.leaf_size, v.leaf_size, q,
+    const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
+    const uint64_t leaf = descend<K, G, WARP_UNIFORM, FC, F>(v, q, lane_in_group, group_shift, first_child_at);
+    const uint32_t slot = group_count<K, G, true, WARP_UNIFORM, L>(keys + v.leaf_key_base + leaf * leaf_size, leaf_size, q,
                                                   lane_in_group, group_shift);
     *leaf_out = leaf;
     *slot_out = slot;

@@ -29,7 +29,9 @@ struct first_child_at_t {
  * warp-wide copies of long ranges can run).
  * ---------------------------------------------------------------------------------------------- */
 
-template <typename K, int G>
+/* F, L: the tree's fanout and leaf size when the kernel is compiled for them (NTG_FIXED_*; the
+ * node searches unrolled with constant offsets), 0 when read from the view. */
+template <typename K, int G, int F = 0, int L = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
@@ -43,13 +45,14 @@ lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries,
         const uint64_t i = base + p.group_in_warp;
         const bool active = i < n;
         const K q = active ? queries[i] : queries[base];
-        const uint64_t leaf = descend<K, G, true>(v, q, p.lane_in_group, p.group_shift, first_child_at_t());
-        const K *leaf_keys = keys + v.leaf_key_base + leaf * v.leaf_size;
-        const uint32_t slot = group_count<K, G, true, true>(leaf_keys, v.leaf_size, q, p.lane_in_group, p.group_shift);
+        const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
+        const uint64_t leaf = descend<K, G, true, first_child_at_t, F>(v, q, p.lane_in_group, p.group_shift, first_child_at_t());
+        const K *leaf_keys = keys + v.leaf_key_base + leaf * leaf_size;
+        const uint32_t slot = group_count<K, G, true, true, L>(leaf_keys, leaf_size, q, p.lane_in_group, p.group_shift);
         if (active && p.lane_in_group == 0) {
-            const bool found = slot < v.leaf_size && __ldg(leaf_keys + slot) == q &&
+            const bool found = slot < leaf_size && __ldg(leaf_keys + slot) == q &&
                                (q != max_key_of<K>() || v.max_key_present);
-            const K value = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
+            const K value = found ? __ldg(values + leaf * leaf_size + slot) : (K)0;
             uint64_t out = i;
             if (positions_out)
                 positions_out[i] = position_base + (positions ? positions[i] : i);
@@ -61,7 +64,7 @@ lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries,
     }
 }
 
-template <typename K, int G>
+template <typename K, int G, int F = 0, int L = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
                    uint64_t n, K *__restrict__ keys_out, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
@@ -76,7 +79,8 @@ lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ que
         const K q = active ? queries[i] : queries[base];
         uint64_t leaf;
         uint32_t slot;
-        rank_of<K, G, true>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
+        rank_of<K, G, true, first_child_at_t, F, L>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
+        const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         if (active && p.lane_in_group == 0) {
             const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
             if (slot >= in_leaf) { /* the answer, if any, is the next leaf's first key (>=: a damaged
@@ -87,9 +91,9 @@ lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ que
             const bool found = leaf < v.n_leaves && v.n_keys > 0;
             const uint64_t out = positions ? positions[i] : i;
             if (keys_out)
-                keys_out[out] = found ? __ldg(keys + v.leaf_key_base + leaf * v.leaf_size + slot) : (K)0;
+                keys_out[out] = found ? __ldg(keys + v.leaf_key_base + leaf * leaf_size + slot) : (K)0;
             if (values_out)
-                values_out[out] = found ? __ldg(values + leaf * v.leaf_size + slot) : (K)0;
+                values_out[out] = found ? __ldg(values + leaf * leaf_size + slot) : (K)0;
             found_out[out] = found;
         }
     }
@@ -287,6 +291,23 @@ static unsigned grid_for(uint64_t n, uint32_t group_size)
     default: KERNEL<K, 32><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
     }
 
+/* The same, for a kernel compiled for the fixed shape (F, L) of its key width. */
+#define NTG_DISPATCH_G_FIXED(K, F, L, KERNEL, G_VALUE, GRID, STREAM, ...)                             \
+    switch (G_VALUE) {                                                                              \
+    case 1: KERNEL<K, 1, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
+    case 2: KERNEL<K, 2, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
+    case 4: KERNEL<K, 4, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
+    case 8: KERNEL<K, 8, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
+    case 16: KERNEL<K, 16, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;        \
+    default: KERNEL<K, 32, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;        \
+    }
+
+/* Whether a view has the shape its key width's fixed kernels are compiled for. */
+static bool fixed_shape(const ntg_view *v)
+{
+    return ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits);
+}
+
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const void *queries,
                                          const uint32_t *positions, uint64_t n, void *values_out,
                                          uint8_t *found_out, uint64_t *positions_out,
@@ -298,7 +319,15 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
         return cudaErrorInvalidValue;
     assert_view(v);
     const unsigned grid = grid_for(n, g);
-    if (v->key_bits == 32) {
+    if (fixed_shape(v) && v->key_bits == 32) {
+        NTG_DISPATCH_G_FIXED(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
+                             (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
+                             positions_out, position_base);
+    } else if (fixed_shape(v)) {
+        NTG_DISPATCH_G_FIXED(uint64_t, NTG_FIXED_FANOUT_64, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
+                             (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
+                             positions_out, position_base);
+    } else if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
                        (uint32_t *)values_out, found_out, positions_out, position_base);
     } else {
@@ -318,7 +347,15 @@ extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, uint32_t g, con
         return cudaErrorInvalidValue;
     assert_view(v);
     const unsigned grid = grid_for(n, g);
-    if (v->key_bits == 32) {
+    if (fixed_shape(v) && v->key_bits == 32) {
+        NTG_DISPATCH_G_FIXED(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lower_bound_kernel, g, grid, stream, *v,
+                             (const uint32_t *)queries, positions, n, (uint32_t *)keys_out, (uint32_t *)values_out,
+                             found_out);
+    } else if (fixed_shape(v)) {
+        NTG_DISPATCH_G_FIXED(uint64_t, NTG_FIXED_FANOUT_64, NTG_FIXED_LEAF, lower_bound_kernel, g, grid, stream, *v,
+                             (const uint64_t *)queries, positions, n, (uint64_t *)keys_out, (uint64_t *)values_out,
+                             found_out);
+    } else if (v->key_bits == 32) {
         NTG_DISPATCH_G(uint32_t, lower_bound_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
                        (uint32_t *)keys_out, (uint32_t *)values_out, found_out);
     } else {

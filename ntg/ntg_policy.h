@@ -11,20 +11,39 @@
 #define NTG_BLOCK_THREADS 256
 #define NTG_MAX_BLOCKS (1u << 20)
 
-/* The default G of a tree (no G in the query config, none stored with the tree): 64 bytes of a
- * node per thread (G = 2 for 64-bit keys at F = 16 and for 32-bit keys at F = 32), 32 bytes for
- * batches below NTG_SMALL_BATCH queries, at least 2 threads, at most a warp and the fanout. Small
- * batches are latency-bound (a few warps on a few SMs, each waiting on its chain of levels), so more
- * threads a query and fewer loads and compares a thread pay there; large ones are throughput-bound,
- * where fewer threads a query spend fewer instructions. Measured on the H100 (bench/NOTES.md,
- * "Small batches in session 7"): bench_versus at 2^14 / 2^18 queries 0.82 → 0.95 / 4.10 → 4.08 G/s
- * (64-bit, 2^26 keys), 0.84 → 0.89 / 4.24 → 4.64 (32-bit, 2^28 keys), rows that move ±10 % between
- * runs; profile-ntg put G = 2 ahead from 2^19 queries on (by 15-20 % at 2^22).
- * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
-#define NTG_SMALL_BATCH (1u << 20)
-static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch)
+/* The tree shape the point-lookup and lower-bound kernels are also compiled for, per key width:
+ * the library's default fanout (HARMONIA_DEFAULT_FANOUT) and leaf size (HARMONIA_DEFAULT_LEAF_SIZE;
+ * the front checks at compile time that they agree). A tree of this shape gets kernels whose node
+ * searches are unrolled with constant offsets (ntg_device.cuh, group_count_fixed); other shapes
+ * read F and L from the view. */
+#define NTG_FIXED_FANOUT_64 16
+#define NTG_FIXED_FANOUT_32 32
+#define NTG_FIXED_LEAF 16
+static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned key_bits)
 {
-    const unsigned bytes_per_thread = batch < NTG_SMALL_BATCH ? 32u : 64u;
+    return leaf_size == NTG_FIXED_LEAF && fanout == (key_bits == 32 ? NTG_FIXED_FANOUT_32 : NTG_FIXED_FANOUT_64);
+}
+
+/* The default G of a tree (no G in the query config, none stored with the tree), as bytes of a node
+ * per thread, from the batch size: at least 2 threads, at most a warp and the fanout. Small batches
+ * are latency-bound (a few warps on a few SMs, each waiting on its chain of levels), so more threads
+ * a query and fewer loads and compares a thread pay there; large ones are throughput-bound, where
+ * fewer threads a query spend fewer instructions.
+ * - The fixed-shape kernels (point lookups and lower bounds of the default F and L): 16 bytes a thread below NTG_FIXED_SMALL_BATCH
+ *   queries (G = 8 at both widths' default fanouts), 32 bytes from there on (G = 4). Measured on
+ *   the H100 with profile-ntg (bench/NOTES.md, "The fixed-shape descent"): G = 8 ahead at 2^10 and
+ *   2^14 queries, G = 4 ahead from 2^18 on (by 13-20 % over G = 2 at 2^20-2^22).
+ * - Other kernels (other shapes, and the range kernels, which read F and L from the view): 32 bytes below NTG_SMALL_BATCH, 64 from
+ *   there on (G = 2 at F = 16, 64-bit; "Small batches in session 7").
+ * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
+#define NTG_FIXED_SMALL_BATCH (1u << 16)
+#define NTG_SMALL_BATCH (1u << 20)
+static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch,
+                                              int fixed_kernel)
+{
+    const unsigned bytes_per_thread = fixed_kernel
+                                          ? (batch < NTG_FIXED_SMALL_BATCH ? 16u : 32u)
+                                          : (batch < NTG_SMALL_BATCH ? 32u : 64u);
     const unsigned g = fanout * (key_bits / 8) / bytes_per_thread;
     const unsigned most = fanout < 32u ? fanout : 32u;
     return g < 2 ? 2u : g > most ? most : g;
