@@ -72,14 +72,16 @@ static int device_residency(const void *p, int device)
 
 /* The group size G of a call of `count` queries: the config's, else the tree's stored choice, else
  * the policy's for the batch and the kernel that runs (point: a lookup or a lower bound, whose
- * kernels have a fixed-shape build for the default F and L). */
+ * kernels have a fixed-shape build for the default F and L; sorted: the queries reach the descent
+ * sorted by PSA's sort path). */
 static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint64_t count,
-                                         bool point, uint32_t *g_out)
+                                         bool point, bool sorted, uint32_t *g_out)
 {
     uint32_t g = config->group_size ? config->group_size : tree->ntg_group_size;
     if (g == 0)
         g = ntg_default_group_size(tree->kr.fanout, tree->kr.key_bits, count,
-                                   point && ntg_fixed_shape(tree->kr.fanout, tree->kr.leaf_size, tree->kr.key_bits));
+                                   point && ntg_fixed_shape(tree->kr.fanout, tree->kr.leaf_size, tree->kr.key_bits),
+                                   sorted);
     if (!ntg_valid_group_size(g) || g > tree->kr.fanout)
         return hm_fail(tree, HARMONIA_ERR_INVALID,
                        "NTG group size %" PRIu32 ": use 1, 2, 4, 8, 16 or 32, at most the fanout %" PRIu32, g,
@@ -122,12 +124,8 @@ static harmonia_status check_residency(harmonia_tree *tree, hm_call *c, harmonia
 /* Fills the options of a call and checks that all its arrays live where the call says. */
 static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
 {
-    harmonia_status st = choose_group_size(tree, config, c->count, c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND,
-                                           &c->group_size);
-    if (st != HARMONIA_OK)
-        return st;
     const hm_gpu *g = tree->gpu;
-    st = check_residency(tree, c, config->memory, g->device);
+    harmonia_status st = check_residency(tree, c, config->memory, g->device);
     if (st != HARMONIA_OK)
         return st;
     /* PSA applies to point lookups and lower bounds of a non-empty tree */
@@ -149,11 +147,16 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
         window = PSA_MAX_WINDOW;
     c->window = (uint32_t)window;
     c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(c->window, tree->kr.n_leaves)));
-    /* unordered lookups of large device-array windows the partition does not pay for: PSA by radix sort */
-    c->psa_sort = !c->psa && psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered &&
-                  c->device_memory && c->window >= PSA_SORT_MIN_WINDOW;
+    /* unordered lookups of large device-array windows too sparse for the partition's staged search:
+     * PSA by radix sort, then the descent */
+    c->psa_sort = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered && c->device_memory &&
+                  psa_sort_pays(c->window, tree->kr.n_leaves);
     if (c->psa_sort)
         c->psa = true; /* its scratch is PSA's */
+    st = choose_group_size(tree, config, c->count, c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND, c->psa_sort,
+                           &c->group_size);
+    if (st != HARMONIA_OK)
+        return st;
     c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
     c->stream = (cudaStream_t)config->stream;
     c->workspace = config->workspace;
@@ -448,7 +451,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
 static harmonia_status check_config(harmonia_tree *tree, const harmonia_query_config *config)
 {
     uint32_t g;
-    harmonia_status st = choose_group_size(tree, config, 0, false, &g);
+    harmonia_status st = choose_group_size(tree, config, 0, false, false, &g);
     if (st != HARMONIA_OK)
         return st;
     if ((unsigned)config->memory > HARMONIA_MEMORY_DEVICE)
@@ -894,8 +897,11 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
         window = PSA_MIN_WINDOW;
     if (window > PSA_MAX_WINDOW)
         window = PSA_MAX_WINDOW;
+    /* partitioned, or (unordered lookups of device arrays) sorted: the same scratch */
+    const bool sorted = kind == HARMONIA_QUERY_LOOKUP_UNORDERED && !host && config->psa < 0 &&
+                        psa_sort_pays(window, tree->kr.n_leaves);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
-                     (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)));
+                     (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)) || sorted);
     size_t psa_bytes = 0;
     if (psa)
         e = psa_scratch_bytes(key_bits, (uint32_t)window, &psa_bytes);

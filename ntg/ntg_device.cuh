@@ -82,17 +82,11 @@ __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
     }
 }
 
-template <typename K, int G, int SLOTS, bool STRICT>
-__device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
-                                                      uint32_t group_shift)
+/* The group's count of the node's keys that satisfy the comparison, from the PER keys a thread
+ * holds (has_chunk: whether it holds any). */
+template <typename K, int G, int PER, bool STRICT>
+__device__ __forceinline__ uint32_t count_held(const K (&part)[PER], bool has_chunk, K q, uint32_t group_shift)
 {
-    constexpr int PER = SLOTS >= G ? SLOTS / G : 1;
-    constexpr int CHUNKS = SLOTS >= G ? G : SLOTS;
-    static_assert(SLOTS % (SLOTS >= G ? G : SLOTS) == 0, "slots split evenly");
-    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
-    K part[PER] = {};
-    if (has_chunk)
-        load_chunk<K, PER>(node + lane_in_group * PER, part);
     if constexpr (G == 1) {
         uint32_t count = 0;
 #pragma unroll
@@ -106,7 +100,7 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
         for (int k = 0; k < PER; k++)
             count += __popc(__ballot_sync(0xffffffffu, has_chunk && (STRICT ? part[k] < q : part[k] <= q)) & group_bits);
         return count;
-    } else {
+    } else { /* PER > 1: every lane of the group holds a chunk */
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
@@ -116,6 +110,56 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
         const uint32_t partial = __shfl_sync(0xffffffffu, count, full < (uint32_t)G ? full : 0, G);
         return full * PER + (full < (uint32_t)G ? partial : 0);
     }
+}
+
+/* Keys a thread of G holds of a node of SLOTS slots, and how many threads hold any. */
+template <int G, int SLOTS> struct fixed_split {
+    static constexpr int per = SLOTS >= G ? SLOTS / G : 1;
+    static constexpr int chunks = SLOTS >= G ? G : SLOTS;
+    static_assert(SLOTS % chunks == 0, "slots split evenly");
+};
+
+template <typename K, int G, int SLOTS, bool STRICT>
+__device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
+                                                      uint32_t group_shift)
+{
+    constexpr int PER = fixed_split<G, SLOTS>::per, CHUNKS = fixed_split<G, SLOTS>::chunks;
+    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    K part[PER] = {};
+    if (has_chunk)
+        load_chunk<K, PER>(node + lane_in_group * PER, part);
+    return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
+}
+
+/* A point lookup's leaf search with the leaf's values loaded beside its keys (the fixed shape, L
+ * slots): each thread loads its chunk of both at once, so the value costs no second memory round
+ * trip after the slot is known — for latency-bound batches; it reads the leaf's whole value line
+ * where the two-step search reads one sector. The key and the value at the slot come from the lane
+ * holding them (one shuffle each). Group-uniform results. */
+template <typename K, int G, int L>
+__device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *leaf_values, K q, uint32_t lane_in_group,
+                                                  uint32_t group_shift, bool max_key_present, bool *found, K *value)
+{
+    constexpr int PER = fixed_split<G, L>::per, CHUNKS = fixed_split<G, L>::chunks;
+    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    K keys[PER] = {}, vals[PER] = {};
+    if (has_chunk) {
+        load_chunk<K, PER>(leaf_keys + lane_in_group * PER, keys);
+        load_chunk<K, PER>(leaf_values + lane_in_group * PER, vals);
+    }
+    const uint32_t slot = count_held<K, G, PER, true>(keys, has_chunk, q, group_shift);
+    const uint32_t owner = slot < (uint32_t)L ? slot / PER : 0, element = slot % PER;
+    K my_key = keys[0], my_value = vals[0];
+#pragma unroll
+    for (int e = 1; e < PER; e++)
+        if (element == (uint32_t)e) {
+            my_key = keys[e];
+            my_value = vals[e];
+        }
+    const K at = __shfl_sync(0xffffffffu, my_key, group_shift + owner);
+    const K val = __shfl_sync(0xffffffffu, my_value, group_shift + owner);
+    *found = slot < (uint32_t)L && at == q && (q != max_key_of<K>() || max_key_present);
+    *value = *found ? val : (K)0;
 }
 
 /* WARP_UNIFORM: every group of the warp calls this at the same point (the descents: no early exit,

@@ -30,8 +30,9 @@ struct first_child_at_t {
  * ---------------------------------------------------------------------------------------------- */
 
 /* F, L: the tree's fanout and leaf size when the kernel is compiled for them (NTG_FIXED_*; the
- * node searches unrolled with constant offsets), 0 when read from the view. */
-template <typename K, int G, int F = 0, int L = 0>
+ * node searches unrolled with constant offsets), 0 when read from the view. VALUES_WITH_LEAF (fixed
+ * shape only): the leaf's values loaded beside its keys (leaf_lookup_fixed), for small batches. */
+template <typename K, int G, int F = 0, int L = 0, bool VALUES_WITH_LEAF = false>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
@@ -48,11 +49,21 @@ lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries,
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         const uint64_t leaf = descend<K, G, true, first_child_at_t, F>(v, q, p.lane_in_group, p.group_shift, first_child_at_t());
         const K *leaf_keys = keys + v.leaf_key_base + leaf * leaf_size;
-        const uint32_t slot = group_count<K, G, true, true, L>(leaf_keys, leaf_size, q, p.lane_in_group, p.group_shift);
+        bool found = false;
+        K value = 0;
+        uint32_t slot = 0;
+        if constexpr (VALUES_WITH_LEAF) {
+            static_assert(L != 0, "the fixed shape");
+            leaf_lookup_fixed<K, G, L>(leaf_keys, values + leaf * L, q, p.lane_in_group, p.group_shift,
+                                       v.max_key_present, &found, &value);
+        } else {
+            slot = group_count<K, G, true, true, L>(leaf_keys, leaf_size, q, p.lane_in_group, p.group_shift);
+        }
         if (active && p.lane_in_group == 0) {
-            const bool found = slot < leaf_size && __ldg(leaf_keys + slot) == q &&
-                               (q != max_key_of<K>() || v.max_key_present);
-            const K value = found ? __ldg(values + leaf * leaf_size + slot) : (K)0;
+            if constexpr (!VALUES_WITH_LEAF) {
+                found = slot < leaf_size && __ldg(leaf_keys + slot) == q && (q != max_key_of<K>() || v.max_key_present);
+                value = found ? __ldg(values + leaf * leaf_size + slot) : (K)0;
+            }
             uint64_t out = i;
             if (positions_out)
                 positions_out[i] = position_base + (positions ? positions[i] : i);
@@ -291,7 +302,8 @@ static unsigned grid_for(uint64_t n, uint32_t group_size)
     default: KERNEL<K, 32><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
     }
 
-/* The same, for a kernel compiled for the fixed shape (F, L) of its key width. */
+/* The same, for a kernel compiled for the fixed shape (F, L) of its key width (further template
+ * arguments after L: the variant). */
 #define NTG_DISPATCH_G_FIXED(K, F, L, KERNEL, G_VALUE, GRID, STREAM, ...)                             \
     switch (G_VALUE) {                                                                              \
     case 1: KERNEL<K, 1, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
@@ -300,6 +312,15 @@ static unsigned grid_for(uint64_t n, uint32_t group_size)
     case 8: KERNEL<K, 8, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
     case 16: KERNEL<K, 16, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;        \
     default: KERNEL<K, 32, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;        \
+    }
+#define NTG_DISPATCH_G_FIXED_SMALL(K, F, L, KERNEL, G_VALUE, GRID, STREAM, ...)                       \
+    switch (G_VALUE) {                                                                              \
+    case 1: KERNEL<K, 1, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
+    case 2: KERNEL<K, 2, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
+    case 4: KERNEL<K, 4, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
+    case 8: KERNEL<K, 8, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
+    case 16: KERNEL<K, 16, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;  \
+    default: KERNEL<K, 32, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;  \
     }
 
 /* Whether a view has the shape its key width's fixed kernels are compiled for. */
@@ -319,7 +340,16 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
         return cudaErrorInvalidValue;
     assert_view(v);
     const unsigned grid = grid_for(n, g);
-    if (fixed_shape(v) && v->key_bits == 32) {
+    const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
+    if (fixed_shape(v) && small && v->key_bits == 32) {
+        NTG_DISPATCH_G_FIXED_SMALL(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
+                                   (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
+                                   positions_out, position_base);
+    } else if (fixed_shape(v) && small) {
+        NTG_DISPATCH_G_FIXED_SMALL(uint64_t, NTG_FIXED_FANOUT_64, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
+                                   (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
+                                   positions_out, position_base);
+    } else if (fixed_shape(v) && v->key_bits == 32) {
         NTG_DISPATCH_G_FIXED(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
                              (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
                              positions_out, position_base);

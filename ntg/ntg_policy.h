@@ -36,18 +36,30 @@ static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned 
  * - Other kernels (other shapes, and the range kernels, which read F and L from the view): 32 bytes below NTG_SMALL_BATCH, 64 from
  *   there on (G = 2 at F = 16, 64-bit; "Small batches in session 7").
  * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
+/* - Queries that arrive sorted on their top bits (PSA's sort path, psa_sort.cu; `sorted`):
+ *   neighbouring groups share paths and their loads hit L1: NTG_SORTED_BYTES_* a thread, with the
+ *   sort's bits (psa_policy.h) — 64-bit keys after an 8-bit sort 32 bytes (G = 4), 32-bit keys
+ *   after a 16-bit sort 64 bytes (G = 2). Measured in the library and with the sort_descend
+ *   harness (session 8; bench/NOTES.md, "The fixed-shape descent"). */
 #define NTG_FIXED_SMALL_BATCH (1u << 16)
 #define NTG_SMALL_BATCH (1u << 20)
+#define NTG_SORTED_BYTES_64 32u
+#define NTG_SORTED_BYTES_32 64u
 static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch,
-                                              int fixed_kernel)
+                                              int fixed_kernel, int sorted)
 {
-    const unsigned bytes_per_thread = fixed_kernel
-                                          ? (batch < NTG_FIXED_SMALL_BATCH ? 16u : 32u)
-                                          : (batch < NTG_SMALL_BATCH ? 32u : 64u);
+    const unsigned bytes_per_thread = sorted         ? (key_bits == 32 ? NTG_SORTED_BYTES_32 : NTG_SORTED_BYTES_64)
+                                      : fixed_kernel ? (batch < NTG_FIXED_SMALL_BATCH ? 16u : 32u)
+                                                     : (batch < NTG_SMALL_BATCH ? 32u : 64u);
     const unsigned g = fanout * (key_bits / 8) / bytes_per_thread;
     const unsigned most = fanout < 32u ? fanout : 32u;
     return g < 2 ? 2u : g > most ? most : g;
 }
+
+/* Point lookups of fewer than NTG_VALUES_WITH_LEAF_BATCH queries on the fixed shape load each leaf's
+ * values beside its keys (one memory round trip less a lookup, a whole value line read instead of a
+ * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
+#define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 
 /* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
 #define NTG_RANGE_WALK_LEAVES 2

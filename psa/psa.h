@@ -91,6 +91,14 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
            (window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves || (window >= PSA_LARGE_WINDOW && window >= n_leaves));
 }
 
+/* Whether a window of unordered lookups in device memory is sorted (psa_sort.cu) rather than
+ * partitioned or searched in query order (the auto policy: psa_policy.h): large, and sparser than
+ * the partition's staged search wants. */
+static inline bool psa_sort_pays(uint64_t window, uint64_t n_leaves)
+{
+    return window >= PSA_SORT_MIN_WINDOW && window < PSA_MIN_QUERIES_PER_LEAF * n_leaves;
+}
+
 /* The bucket of key q (host and device). */
 PSA_HD uint32_t psa_bucket(const psa_plan *plan, uint64_t q)
 {

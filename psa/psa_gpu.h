@@ -53,7 +53,7 @@ cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *q
                           void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
 
 /* PSA by radix sort (psa_sort.cu), for sparse windows with unordered results: the n queries copied
- * to keys_a with their positions 0 .. n-1, radix-sorted with CUB on the top PSA_SORT_BITS bits where
+ * to keys_a with their positions 0 .. n-1, radix-sorted with CUB on the top psa_sort_bits(key_bits) bits where
  * plan's key_min and key_max differ (keys_b: the sort's other buffer, n keys; the positions' two
  * buffers and CUB's scratch from workspace, psa_sort_workspace_bytes for windows of up to capacity
  * queries; psa_scratch_bytes covers it). *sorted_keys / *sorted_positions point to the result

@@ -47,14 +47,23 @@
  * windows at one a leaf (2^22 queries over 2^22 leaves: 0.72 / 0.67 ms with, 0.57 / 0.58 without)
  * and sparser ones (2^22 over 2^24 leaves) stay faster without. */
 #define PSA_LARGE_WINDOW (1u << 24)
-/* Unordered lookups of device-array windows of PSA_SORT_MIN_WINDOW queries or more that the
- * partition does not pay for (psa_pays) are radix-sorted on PSA_SORT_BITS bits (psa_sort.cu), then
- * searched by the plain descent. Measured on the H100 (bench/NOTES.md, "Sparse unordered windows"):
- * in the library, 2^22 queries on 64-bit 2^26 keys 0.582 → 0.522 ms, on 32-bit 2^28 keys 0.544 →
- * 0.458 ms; but 2^20 on 64-bit 2^26 0.173 → 0.180 ms (the copy and the positions cost more than the
- * sort saves), hence 2^21. 8 bits as fast as 12 or 16 (one pass). */
+/* Unordered lookups of device-array windows of PSA_SORT_MIN_WINDOW queries or more with fewer than
+ * PSA_MIN_QUERIES_PER_LEAF queries a leaf (psa_sort_pays in psa.h: also where psa_pays takes a large
+ * window from one a leaf) are radix-sorted on psa_sort_bits(key_bits) top bits (psa_sort.cu), then
+ * searched by the plain descent (its G: ntg_policy.h, NTG_SORTED_BYTES_*). Measured on the H100
+ * (bench/NOTES.md, "Sparse unordered windows" and "The fixed-shape descent"): at 2^20 queries the
+ * copy and the positions cost more than the sort saves, hence 2^21. In the library, session 8:
+ * 64-bit 2^26 keys, 2^22 queries: 8 bits and G = 4 0.511 ms, 16 bits and G = 2 0.549; 32-bit 2^28
+ * keys, 2^22 queries: 0.474 and 0.445, 2^24 queries (one a leaf): the partition 1.472, 16 bits and
+ * G = 2 1.29. The sort_descend harness ranks them the same way at both widths. */
 #define PSA_SORT_MIN_WINDOW (1u << 21)
-#define PSA_SORT_BITS 8
+#define PSA_SORT_BITS_64 8
+#define PSA_SORT_BITS_32 16
+#define PSA_SORT_MAX_BITS 16
+static inline unsigned psa_sort_bits(unsigned key_bits)
+{
+    return key_bits == 32 ? PSA_SORT_BITS_32 : PSA_SORT_BITS_64;
+}
 
 /* Device-array windows take at most 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory for their
  * scratch, halving the window down to PSA_MIN_DEVICE_WINDOW queries before giving up on PSA. */

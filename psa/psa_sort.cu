@@ -1,10 +1,10 @@
 /* psa_sort.cu — PSA by radix sort, for sparse windows whose results are wanted unordered: the queries
- * of a window sorted with CUB on the top PSA_SORT_BITS bits where the tree's keys differ, with each
+ * of a window sorted with CUB on the top psa_sort_bits bits where the tree's keys differ, with each
  * query's window-relative position beside it, so that the plain descent (ntg/) meets neighbouring
  * queries on neighbouring paths. Where a window has fewer queries than leaves the partition's
- * buckets hold about one query each and its staged search has nothing to share; a one-pass sort of
- * 8 bits costs less and the descent then finds the upper levels in L1 (bench/NOTES.md, "Sparse
- * unordered windows"). */
+ * buckets hold about one query each and its staged search has nothing to share; a sort of 8 or 16
+ * bits (one or two CUB passes) costs less and the descent then finds the upper levels in L1 (bench/NOTES.md,
+ * "Sparse unordered windows" and "The fixed-shape descent"). */
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -15,6 +15,12 @@ extern "C" {
 }
 
 namespace {
+
+__global__ void __launch_bounds__(256) positions_kernel(uint32_t n, uint32_t *__restrict__ positions)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        positions[i] = i;
+}
 
 template <typename K>
 __global__ void __launch_bounds__(256) copy_with_positions(const K *__restrict__ in, uint32_t n, K *__restrict__ keys,
@@ -27,24 +33,25 @@ __global__ void __launch_bounds__(256) copy_with_positions(const K *__restrict__
 }
 
 /* The bits [begin, end) of the sort: end just above the highest bit where key_min and key_max
- * differ (the bits above it are the same for every key of the tree), PSA_SORT_BITS below it. */
-void sort_bits(const psa_plan *plan, int *begin, int *end)
+ * differ (the bits above it are the same for every key of the tree), psa_sort_bits below it. */
+void sort_bits(uint32_t key_bits, const psa_plan *plan, int *begin, int *end)
 {
+    const int bits = (int)psa_sort_bits(key_bits);
     const uint64_t differ = plan->key_min ^ plan->key_max;
     int e = 0;
     while (e < 64 && (differ >> e) != 0)
         e++;
     *end = e;
-    *begin = e > PSA_SORT_BITS ? e - PSA_SORT_BITS : 0;
+    *begin = e > bits ? e - bits : 0;
 }
 
-/* CUB's scratch for the sort of up to n pairs of one pass (end - begin <= PSA_SORT_BITS). */
+/* CUB's scratch for the sort of up to n pairs on up to PSA_SORT_MAX_BITS bits. */
 template <typename K> cudaError_t cub_temp_bytes(uint32_t n, size_t *bytes)
 {
     cub::DoubleBuffer<K> keys(NULL, NULL);
     cub::DoubleBuffer<uint32_t> positions(NULL, NULL);
     *bytes = 0;
-    return cub::DeviceRadixSort::SortPairs(NULL, *bytes, keys, positions, (int64_t)n, 0, PSA_SORT_BITS);
+    return cub::DeviceRadixSort::SortPairs(NULL, *bytes, keys, positions, (int64_t)n, 0, PSA_SORT_MAX_BITS);
 }
 
 /* The workspace: the positions' two buffers, then CUB's scratch; PSA_ALIGN - 1 bytes of slack so
@@ -74,10 +81,30 @@ cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *ke
     uint32_t *pos_a = (uint32_t *)at, *pos_b = (uint32_t *)(at + psa_align_up((size_t)n * 4));
     void *temp = at + 2 * psa_align_up((size_t)n * 4);
     int begin = 0, end = 0;
-    sort_bits(plan, &begin, &end);
+    sort_bits((uint32_t)(sizeof(K) * 8), plan, &begin, &end);
+    const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    if (end > begin) {
+        /* Straight from the caller's queries into keys_a where CUB needs no buffers of its own for
+         * that (a sort of one pass: it then reads the input once and writes the output once), which
+         * saves the copy: only the positions 0 .. n-1 are written first. */
+        size_t direct_bytes = 0;
+        e = cub::DeviceRadixSort::SortPairs(NULL, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, begin, end,
+                                            stream);
+        if (e != cudaSuccess)
+            return e;
+        if (direct_bytes <= workspace_bytes - (size_t)((char *)temp - (char *)workspace)) {
+            positions_kernel<<<blocks, 256, 0, stream>>>(n, pos_a);
+            e = cudaGetLastError();
+            if (e == cudaSuccess)
+                e = cub::DeviceRadixSort::SortPairs(temp, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, begin,
+                                                    end, stream);
+            *sorted_keys = keys_a;
+            *sorted_positions = pos_b;
+            return e;
+        }
+    }
     cub::DoubleBuffer<K> keys(keys_a, keys_b);
     cub::DoubleBuffer<uint32_t> positions(pos_a, pos_b);
-    const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
     copy_with_positions<K><<<blocks, 256, 0, stream>>>(queries, n, keys_a, pos_a);
     e = cudaGetLastError();
     if (e == cudaSuccess && end > begin) /* else the tree holds one key: nothing to sort */

@@ -484,7 +484,8 @@ static void test_sparse_unordered(void **state)
                 continue;
             const uint32_t bits = w ? 64 : 32;
             tu_model m;
-            const uint64_t n_keys = 1u << 23;
+            /* shape 0: the default F and L (the fixed-shape kernels), shape 1: leaves of 8 */
+            const uint64_t n_keys = shape == 0 ? 1u << 24 : 1u << 23;
             if (shape == 1) {
                 tu_model_make(&m, bits, n_keys, TU_DENSE, &rng);
                 for (uint64_t i = 0; i < m.n; i++)
@@ -492,13 +493,15 @@ static void test_sparse_unordered(void **state)
             } else {
                 tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
             }
-            /* leaves of 8 at 70 %: about 1.5M leaves, more than half the queries: the partition
-             * does not pay (psa_pays), the sort does (PSA_SORT_MIN_WINDOW) */
-            harmonia_tree *t = build_filled(&m, w ? 16 : 32, 8, 0.7, &rng);
+            /* leaves at 70 %: about 1.5M leaves, more than half the queries: the partition does not
+             * pay (psa_pays), the sort does (psa_sort_pays) */
+            harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
+                                                         0.7, &rng)
+                                          : build_filled(&m, w ? 16 : 32, 8, 0.7, &rng);
             const uint64_t n = (1u << 21) + 333;
             /* the window takes the sort path: the partition declines, and it is large enough */
             assert_false(psa_pays(n, t->kr.n_leaves));
-            assert_true(n >= PSA_SORT_MIN_WINDOW);
+            assert_true(psa_sort_pays(n, t->kr.n_leaves));
             void *q = make_queries(&m, n, &rng);
             tu_set(q, bits, 0, 0);
             tu_set(q, bits, 1, tu_mask(bits));
