@@ -130,7 +130,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
         return st;
     /* PSA applies to point lookups and lower bounds of a non-empty tree */
     c->psa_option = config->psa;
-    const bool psa_applies = (c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND) && tree->kr.n_keys > 0;
+    const bool point = c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND;
+    const bool psa_applies = point && tree->kr.n_keys > 0;
     c->plan = g->plan;
     if (config->psa_bits)
         c->plan = psa_make_plan(c->plan.key_min, c->plan.key_max, tree->kr.n_leaves, config->psa_bits);
@@ -153,8 +154,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
                   psa_sort_pays(c->window, tree->kr.n_leaves);
     if (c->psa_sort)
         c->psa = true; /* its scratch is PSA's */
-    st = choose_group_size(tree, config, c->count, c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND, c->psa_sort,
-                           &c->group_size);
+    st = choose_group_size(tree, config, c->count, point, c->psa_sort, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
     c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;

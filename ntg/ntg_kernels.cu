@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "ntg/ntg_device.cuh"
 #include "ntg/ntg_policy.h"
 
@@ -272,7 +274,8 @@ range_collect_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ l
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Launchers: pick the instantiation for (key width, G).
+ * Launchers: pick the instantiation for (key width, G; the fixed shape and small batches for point
+ * lookups and lower bounds).
  * ---------------------------------------------------------------------------------------------- */
 /* The launchers' preconditions on a view (internal invariants: the front builds views). */
 static void assert_view(const ntg_view *v)
@@ -292,41 +295,62 @@ static unsigned grid_for(uint64_t n, uint32_t group_size)
     return blocks ? (unsigned)blocks : 1u;
 }
 
-#define NTG_DISPATCH_G(K, KERNEL, G_VALUE, GRID, STREAM, ...)                                        \
-    switch (G_VALUE) {                                                                              \
-    case 1: KERNEL<K, 1><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
-    case 2: KERNEL<K, 2><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
-    case 4: KERNEL<K, 4><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
-    case 8: KERNEL<K, 8><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;                \
-    case 16: KERNEL<K, 16><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
-    default: KERNEL<K, 32><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;              \
-    }
-
-/* The same, for a kernel compiled for the fixed shape (F, L) of its key width (further template
- * arguments after L: the variant). */
-#define NTG_DISPATCH_G_FIXED(K, F, L, KERNEL, G_VALUE, GRID, STREAM, ...)                             \
-    switch (G_VALUE) {                                                                              \
-    case 1: KERNEL<K, 1, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
-    case 2: KERNEL<K, 2, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
-    case 4: KERNEL<K, 4, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
-    case 8: KERNEL<K, 8, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;          \
-    case 16: KERNEL<K, 16, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;        \
-    default: KERNEL<K, 32, F, L><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;        \
-    }
-#define NTG_DISPATCH_G_FIXED_SMALL(K, F, L, KERNEL, G_VALUE, GRID, STREAM, ...)                       \
-    switch (G_VALUE) {                                                                              \
-    case 1: KERNEL<K, 1, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
-    case 2: KERNEL<K, 2, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
-    case 4: KERNEL<K, 4, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
-    case 8: KERNEL<K, 8, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;    \
-    case 16: KERNEL<K, 16, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;  \
-    default: KERNEL<K, 32, F, L, true><<<GRID, NTG_BLOCK_THREADS, 0, STREAM>>>(__VA_ARGS__); break;  \
-    }
-
-/* Whether a view has the shape its key width's fixed kernels are compiled for. */
-static bool fixed_shape(const ntg_view *v)
+/* The one switch from a runtime G to the kernels' template argument: calls launch with
+ * std::integral_constant<int, G> (G is one of ntg_valid_group_size's; the launchers check it). */
+template <typename LAUNCH> static void with_group_size(uint32_t g, LAUNCH &&launch)
 {
-    return ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits);
+    switch (g) {
+    case 1: launch(std::integral_constant<int, 1>()); break;
+    case 2: launch(std::integral_constant<int, 2>()); break;
+    case 4: launch(std::integral_constant<int, 4>()); break;
+    case 8: launch(std::integral_constant<int, 8>()); break;
+    case 16: launch(std::integral_constant<int, 16>()); break;
+    default: launch(std::integral_constant<int, 32>()); break;
+    }
+}
+
+/* The fanout of the fixed-shape kernels of key type K. */
+template <typename K> constexpr int fixed_fanout() { return sizeof(K) == 4 ? NTG_FIXED_FANOUT_32 : NTG_FIXED_FANOUT_64; }
+
+template <typename K>
+static void launch_lookup(const ntg_view *v, uint32_t g, const K *queries, const uint32_t *positions, uint64_t n,
+                          K *values_out, uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
+                          cudaStream_t stream)
+{
+    constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
+    const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits);
+    const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
+    const unsigned grid = grid_for(n, g);
+    with_group_size(g, [&](auto group) {
+        constexpr int G = decltype(group)::value;
+        if (fixed && small)
+            lookup_kernel<K, G, F, L, true><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, queries, positions, n, values_out, found_out, positions_out, position_base);
+        else if (fixed)
+            lookup_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, queries, positions, n, values_out, found_out, positions_out, position_base);
+        else
+            lookup_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, queries, positions, n, values_out,
+                                                                         found_out, positions_out, position_base);
+    });
+}
+
+template <typename K>
+static void launch_lower_bound(const ntg_view *v, uint32_t g, const K *queries, const uint32_t *positions, uint64_t n,
+                               K *keys_out, K *values_out, uint8_t *found_out, cudaStream_t stream)
+{
+    constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
+    const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits);
+    const unsigned grid = grid_for(n, g);
+    with_group_size(g, [&](auto group) {
+        constexpr int G = decltype(group)::value;
+        if (fixed)
+            lower_bound_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, queries, positions, n, keys_out,
+                                                                                   values_out, found_out);
+        else
+            lower_bound_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, queries, positions, n, keys_out,
+                                                                             values_out, found_out);
+    });
 }
 
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const void *queries,
@@ -339,31 +363,12 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
     assert_view(v);
-    const unsigned grid = grid_for(n, g);
-    const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
-    if (fixed_shape(v) && small && v->key_bits == 32) {
-        NTG_DISPATCH_G_FIXED_SMALL(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
-                                   (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
-                                   positions_out, position_base);
-    } else if (fixed_shape(v) && small) {
-        NTG_DISPATCH_G_FIXED_SMALL(uint64_t, NTG_FIXED_FANOUT_64, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
-                                   (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
-                                   positions_out, position_base);
-    } else if (fixed_shape(v) && v->key_bits == 32) {
-        NTG_DISPATCH_G_FIXED(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
-                             (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
-                             positions_out, position_base);
-    } else if (fixed_shape(v)) {
-        NTG_DISPATCH_G_FIXED(uint64_t, NTG_FIXED_FANOUT_64, NTG_FIXED_LEAF, lookup_kernel, g, grid, stream, *v,
-                             (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
-                             positions_out, position_base);
-    } else if (v->key_bits == 32) {
-        NTG_DISPATCH_G(uint32_t, lookup_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
-                       (uint32_t *)values_out, found_out, positions_out, position_base);
-    } else {
-        NTG_DISPATCH_G(uint64_t, lookup_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
-                       (uint64_t *)values_out, found_out, positions_out, position_base);
-    }
+    if (v->key_bits == 32)
+        launch_lookup<uint32_t>(v, g, (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
+                                positions_out, position_base, stream);
+    else
+        launch_lookup<uint64_t>(v, g, (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
+                                positions_out, position_base, stream);
     return cudaGetLastError();
 }
 
@@ -376,22 +381,12 @@ extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, uint32_t g, con
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
     assert_view(v);
-    const unsigned grid = grid_for(n, g);
-    if (fixed_shape(v) && v->key_bits == 32) {
-        NTG_DISPATCH_G_FIXED(uint32_t, NTG_FIXED_FANOUT_32, NTG_FIXED_LEAF, lower_bound_kernel, g, grid, stream, *v,
-                             (const uint32_t *)queries, positions, n, (uint32_t *)keys_out, (uint32_t *)values_out,
-                             found_out);
-    } else if (fixed_shape(v)) {
-        NTG_DISPATCH_G_FIXED(uint64_t, NTG_FIXED_FANOUT_64, NTG_FIXED_LEAF, lower_bound_kernel, g, grid, stream, *v,
-                             (const uint64_t *)queries, positions, n, (uint64_t *)keys_out, (uint64_t *)values_out,
-                             found_out);
-    } else if (v->key_bits == 32) {
-        NTG_DISPATCH_G(uint32_t, lower_bound_kernel, g, grid, stream, *v, (const uint32_t *)queries, positions, n,
-                       (uint32_t *)keys_out, (uint32_t *)values_out, found_out);
-    } else {
-        NTG_DISPATCH_G(uint64_t, lower_bound_kernel, g, grid, stream, *v, (const uint64_t *)queries, positions, n,
-                       (uint64_t *)keys_out, (uint64_t *)values_out, found_out);
-    }
+    if (v->key_bits == 32)
+        launch_lower_bound<uint32_t>(v, g, (const uint32_t *)queries, positions, n, (uint32_t *)keys_out,
+                                     (uint32_t *)values_out, found_out, stream);
+    else
+        launch_lower_bound<uint64_t>(v, g, (const uint64_t *)queries, positions, n, (uint64_t *)keys_out,
+                                     (uint64_t *)values_out, found_out, stream);
     return cudaGetLastError();
 }
 
@@ -404,13 +399,15 @@ extern "C" cudaError_t ntg_launch_range_count(const ntg_view *v, uint32_t g, con
         return cudaErrorInvalidValue;
     assert_view(v);
     const unsigned grid = grid_for(n, g);
-    if (v->key_bits == 32) {
-        NTG_DISPATCH_G(uint32_t, range_count_kernel, g, grid, stream, *v, (const uint32_t *)lo,
-                       (const uint32_t *)hi, n, counts_out);
-    } else {
-        NTG_DISPATCH_G(uint64_t, range_count_kernel, g, grid, stream, *v, (const uint64_t *)lo,
-                       (const uint64_t *)hi, n, counts_out);
-    }
+    with_group_size(g, [&](auto group) {
+        constexpr int G = decltype(group)::value;
+        if (v->key_bits == 32)
+            range_count_kernel<uint32_t, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, (const uint32_t *)lo, (const uint32_t *)hi, n, counts_out);
+        else
+            range_count_kernel<uint64_t, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, (const uint64_t *)lo, (const uint64_t *)hi, n, counts_out);
+    });
     return cudaGetLastError();
 }
 
@@ -425,12 +422,14 @@ extern "C" cudaError_t ntg_launch_range_collect(const ntg_view *v, uint32_t g, c
         return cudaErrorInvalidValue;
     assert_view(v);
     const unsigned grid = grid_for(n, g);
-    if (v->key_bits == 32) {
-        NTG_DISPATCH_G(uint32_t, range_collect_kernel, g, grid, stream, *v, (const uint32_t *)lo, skip, n, offsets,
-                       offset_base, (uint32_t *)keys_out, (uint32_t *)values_out);
-    } else {
-        NTG_DISPATCH_G(uint64_t, range_collect_kernel, g, grid, stream, *v, (const uint64_t *)lo, skip, n, offsets,
-                       offset_base, (uint64_t *)keys_out, (uint64_t *)values_out);
-    }
+    with_group_size(g, [&](auto group) {
+        constexpr int G = decltype(group)::value;
+        if (v->key_bits == 32)
+            range_collect_kernel<uint32_t, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, (const uint32_t *)lo, skip, n, offsets, offset_base, (uint32_t *)keys_out, (uint32_t *)values_out);
+        else
+            range_collect_kernel<uint64_t, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, (const uint64_t *)lo, skip, n, offsets, offset_base, (uint64_t *)keys_out, (uint64_t *)values_out);
+    });
     return cudaGetLastError();
 }
