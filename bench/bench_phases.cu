@@ -6,7 +6,9 @@
  * the descent kernel on the unsorted queries (PSA off). The restored results are compared with the
  * CPU engine's on a sample; the run fails on a mismatch.
  * Usage: bench_phases [--bits 64|32] [--keys-log2 K (26)] [--queries-log2 Q (27)] [--group G (2)]
- *                     [--runs R (5)] [--psa-bits B,B,... (plans of B bucket bits beside the library's)] */
+ *                     [--runs R (5)] [--psa-bits B,B,... (plans of B bucket bits beside the library's)]
+ *                     [--unordered-only (the sorted-results pipeline alone: partition with positions,
+ *                      search writing them; no copy, descent, one-pass plan or restore; for ncu)] */
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <inttypes.h>
@@ -59,9 +61,77 @@ static void row(const char *what, double ms, double bytes, uint64_t n)
     printf("%-52s %9.3f ms %9.2f G/s %9.0f GB/s\n", what, ms, n / ms / 1e6, bytes / ms / 1e6);
 }
 
+/* The sorted-results pipeline of one plan (partition carrying positions, search writing them),
+ * timed whole and by step; the results checked: positions a permutation of 0 .. n-1, a sample of the
+ * slots equal to the CPU engine's answer for the query each slot names. */
+template <typename K>
+static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_plan &plan,
+                              const std::vector<K> &queries, const K *d_q, uint32_t n, uint32_t runs,
+                              uint32_t *d_table, void *d_ws, size_t ws_bytes, K *d_slot_values,
+                              uint8_t *d_slot_found, uint64_t *d_positions)
+{
+    const uint32_t bits = 8 * sizeof(K);
+    const double kb = sizeof(K);
+    const uint32_t passes = plan.bits2 ? 2 : 1;
+    CHECK_CUDA(ntg_build_bucket_table(v, &plan, d_table, 0));
+    psa_partitioned upart;
+    char label[160];
+    const double total_ms = time_ms(runs, [&] {
+        cudaError_t e = psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
+        if (e == cudaSuccess)
+            e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span, d_slot_values,
+                                              NULL, d_slot_found, upart.positions, upart.outside_positions,
+                                              d_positions, 0, 0);
+        return e;
+    });
+    snprintf(label, sizeof label, "sorted results with positions, %u bits (%u + %u)", plan.bits, plan.bits1,
+             plan.bits2);
+    row(label, total_ms, 0, n);
+    const double part_ms = time_ms(runs, [&] { return psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0); });
+    /* per pass: count (read keys), partition (read keys [+ positions], write keys + positions) */
+    row("  of which the partition with positions", part_ms, (passes * (kb + kb + kb + 4) + (passes - 1) * 4.0) * n, n);
+    const double search_ms = time_ms(runs, [&] {
+        return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span, d_slot_values,
+                                             NULL, d_slot_found, upart.positions, upart.outside_positions, d_positions,
+                                             0, 0);
+    });
+    row("  and the search with positions", search_ms, (kb + 4 + kb + 1 + 8) * n, n);
+    std::vector<uint64_t> pos(n);
+    std::vector<K> uvals(n);
+    std::vector<uint8_t> ufound(n), seen(n, 0);
+    CHECK_CUDA(cudaMemcpy(pos.data(), d_positions, n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(uvals.data(), d_slot_values, n * sizeof(K), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(ufound.data(), d_slot_found, n, cudaMemcpyDeviceToHost));
+    for (uint32_t j = 0; j < n; j++) {
+        if (pos[j] >= n || seen[pos[j]]) {
+            fprintf(stderr, "bench_phases: positions are not a permutation at slot %u\n", j);
+            return 1;
+        }
+        seen[pos[j]] = 1;
+    }
+    const uint32_t sample = n < (1u << 20) ? n : (1u << 20);
+    std::vector<K> sq(sample), want(sample);
+    std::vector<uint8_t> want_found(sample);
+    std::vector<uint32_t> at(sample);
+    for (uint32_t i = 0; i < sample; i++) {
+        at[i] = sample == n ? i : (uint32_t)(util_mix64(977 + i) % n);
+        sq[i] = queries[pos[at[i]]];
+    }
+    harmonia_query_config cpu;
+    harmonia_query_config_init(&cpu);
+    cpu.backend = HARMONIA_BACKEND_CPU;
+    CHECK_HM(tree, harmonia_lookup(tree, &cpu, sq.data(), sample, want.data(), want_found.data()));
+    for (uint32_t i = 0; i < sample; i++)
+        if (uvals[at[i]] != want[i] || ufound[at[i]] != want_found[i]) {
+            fprintf(stderr, "bench_phases: MISMATCH (plan of %u bits) at slot %u\n", plan.bits, at[i]);
+            return 1;
+        }
+    return 0;
+}
+
 template <typename K>
 static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32_t runs,
-               const std::vector<uint32_t> &psa_bits_wanted)
+               const std::vector<uint32_t> &psa_bits_wanted, bool unordered_only)
 {
     const uint32_t bits = 8 * sizeof(K);
     const uint64_t n_keys = 1ull << keys_log2;
@@ -118,6 +188,18 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
            bits, keys_log2, v->fanout, v->leaf_size, v->height, v->n_leaves, queries_log2, group, base_plan.bits,
            base_plan.bits1, base_plan.bits2);
     printf("%-52s %12s %13s %14s\n", "step", "median", "queries/s", "bytes moved/s");
+    std::vector<psa_plan> plans{base_plan};
+    if (unordered_only) {
+        for (uint32_t b : psa_bits_wanted)
+            plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, v->leaf_size * bits / 8, b));
+        for (const psa_plan &plan : plans)
+            if (unordered_pipeline<K>(tree, v, plan, queries, d_q, n, runs, d_table, d_ws, ws_bytes, d_slot_values,
+                                      d_slot_found, d_positions) != 0)
+                return 1;
+        printf("# unordered results: positions a permutation, a sample of 2^20 slots (or all) equal to the CPU "
+               "engine's\n");
+        return 0;
+    }
     const double copy_ms = time_ms(runs, [&] { return cudaMemcpyAsync(d_copy, d_q, n * sizeof(K), cudaMemcpyDeviceToDevice, 0); });
     row("copy of the queries (device to device)", copy_ms, 2 * kb * n, n);
     const double plain_ms = time_ms(runs, [&] {
@@ -126,10 +208,9 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     row("descent, unsorted queries, in order (PSA off)", plain_ms, (kb + kb + 1) * n, n);
 
     /* plans: the library's, one pass (at most PSA_MAX_PASS1_BITS bits), and asked-for bits */
-    std::vector<psa_plan> plans{base_plan};
-    plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, PSA_MAX_PASS1_BITS));
+    plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, v->leaf_size * bits / 8, PSA_MAX_PASS1_BITS));
     for (uint32_t b : psa_bits_wanted)
-        plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, b));
+        plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, v->leaf_size * bits / 8, b));
     for (const psa_plan &plan : plans) {
         char label[160];
         CHECK_CUDA(ntg_build_bucket_table(v, &plan, d_table, 0));
@@ -241,6 +322,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
 int main(int argc, char **argv)
 {
     uint32_t bits = 64, keys_log2 = 26, queries_log2 = 27, group = 2, runs = 5;
+    bool unordered_only = false;
     std::vector<uint32_t> psa_bits;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
@@ -249,6 +331,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--queries-log2")) queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--group")) group = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--runs")) runs = (uint32_t)atoi(v), i++;
+        else if (!strcmp(a, "--unordered-only")) unordered_only = true;
         else if (!strcmp(a, "--psa-bits")) {
             for (const char *p = v; *p;) {
                 char *end;
@@ -261,7 +344,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: bench_phases [--bits 64|32] [--keys-log2 K] [--queries-log2 Q (<= 31)] "
-                            "[--group G] [--runs R] [--psa-bits B]\n");
+                            "[--group G] [--runs R] [--psa-bits B] [--unordered-only]\n");
             return 2;
         }
     }
@@ -275,6 +358,6 @@ int main(int argc, char **argv)
         printf("bench_phases: no GPU (%s)\n", harmonia_last_error(NULL));
         return 77;
     }
-    return bits == 64 ? run<uint64_t>(keys_log2, queries_log2, group, runs, psa_bits)
-                      : run<uint32_t>(keys_log2, queries_log2, group, runs, psa_bits);
+    return bits == 64 ? run<uint64_t>(keys_log2, queries_log2, group, runs, psa_bits, unordered_only)
+                      : run<uint32_t>(keys_log2, queries_log2, group, runs, psa_bits, unordered_only);
 }

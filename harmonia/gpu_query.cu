@@ -134,7 +134,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     const bool psa_applies = point && tree->kr.n_keys > 0;
     c->plan = g->plan;
     if (config->psa_bits)
-        c->plan = psa_make_plan(c->plan.key_min, c->plan.key_max, tree->kr.n_leaves, config->psa_bits);
+        c->plan = psa_make_plan(c->plan.key_min, c->plan.key_max, tree->kr.n_leaves,
+                                tree->kr.leaf_size * (tree->kr.key_bits / 8), config->psa_bits);
     uint64_t window;
     if (c->device_memory) /* device arrays: windows only bound the PSA scratch */
         window = config->psa_window ? config->psa_window : PSA_MAX_WINDOW;

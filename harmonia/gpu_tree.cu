@@ -428,7 +428,7 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
         kr_at_rank(t, 0, &min_key, &g->min_value);
         kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
     }
-    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, 0);
+    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, t->leaf_size * (t->key_bits / 8), 0);
     g->table_valid = false;
 }
 
@@ -527,7 +527,6 @@ void hm_gpu_discard_copy(hm_gpu *g)
 
 void hm_gpu_adopt_copy(harmonia_tree *tree, hm_gpu *g)
 {
-    const kr_tree *t = &tree->kr;
     g->ready_done = true; /* nothing is pending on the copy's stream */
     set_version(tree, g);
     g->owner = tree;

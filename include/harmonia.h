@@ -299,7 +299,7 @@ typedef struct harmonia_query_config {
     uint64_t psa_window;       /* queries partitioned together; 0 = device arrays: up to 2^27 (less
                                   when half the free GPU memory cannot hold ~40 bytes a query);
                                   host arrays: sized so that a window's results stay in L2 */
-    uint32_t psa_bits;         /* bucket bits of the partition; 0 = buckets of about 32 leaves
+    uint32_t psa_bits;         /* bucket bits of the partition; 0 = buckets of about 8 KiB of leaf keys
                                   (at most 19 bits, at most the width of the keys' span) */
     uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F, for the
                                   descent kernels (PSA off, range queries); 0 = the tree's stored

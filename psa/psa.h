@@ -21,8 +21,9 @@
  * bucket is arbitrary), which is all the search needs: a tile of consecutive slots covers a few
  * neighbouring buckets, hence a short run of leaves (ntg/).
  *
- * Each pass works on tiles of PSA_TILE items (pass 2's tiles never cross a coarse bin) and groups a
- * tile by bin in shared memory before it writes, as CUB's onesweep does: a tile's items of one bin
+ * Each pass works on tiles of PSA_THREADS * psa_pass_items items (pass 2's tiles never cross a
+ * coarse bin) and groups a tile by bin in shared memory before it writes, as CUB's onesweep does:
+ * a tile's items of one bin
  * get one run of consecutive slots (one atomic add per bin reserves it) and the run is written
  * whole. For ordered results the pass records, for each grouped position p of a tile, the slot it
  * wrote (slots[p]) and the item's place in the tile (sources[p]). The restore runs the passes
@@ -78,10 +79,12 @@ typedef struct psa_plan {
     uint32_t bits1, bits2;     /* pass 1 on the top bits1 bits of the bucket, pass 2 on the rest */
 } psa_plan;
 
-/* The plan for a tree whose keys span [key_min, key_max] over n_leaves leaves: buckets of about
- * PSA_LEAVES_PER_BUCKET leaves (fewer bits when the span is narrower), at most PSA_MAX_BITS bits;
- * wanted_bits > 0 asks for that many bits instead (capped the same way). */
-psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t wanted_bits);
+/* The plan for a tree whose keys span [key_min, key_max] over n_leaves leaves of leaf_bytes bytes of
+ * keys each (leaf size times key width): buckets of about PSA_BUCKET_BYTES of leaf keys, at least
+ * one leaf (fewer bits when the span is narrower), at most PSA_MAX_BITS bits; wanted_bits > 0 asks
+ * for that many bits instead (capped the same way). */
+psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t leaf_bytes,
+                       uint32_t wanted_bits);
 
 /* Whether partitioning pays for a window of `window` queries over a tree of n_leaves leaves (the
  * auto policy: psa_policy.h). */

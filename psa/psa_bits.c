@@ -38,15 +38,17 @@ uint64_t psa_default_window(uint32_t key_bits, uint64_t l2_bytes)
     return w;
 }
 
-psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t wanted_bits)
+psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t leaf_bytes,
+                       uint32_t wanted_bits)
 {
     psa_plan plan = {key_min, key_max, 0, 0, 0, 0};
     if (key_max <= key_min)
         return plan;
     const uint32_t width = bit_width(key_max - key_min);
     uint32_t bits = wanted_bits;
-    if (bits == 0) { /* buckets of about PSA_LEAVES_PER_BUCKET leaves: ceil(log2(leaves / per bucket)) */
-        const uint64_t buckets = (n_leaves + PSA_LEAVES_PER_BUCKET - 1) / PSA_LEAVES_PER_BUCKET;
+    if (bits == 0) { /* buckets of about PSA_BUCKET_BYTES of leaf keys: ceil(log2(leaves / per bucket)) */
+        const uint64_t per_bucket = leaf_bytes && leaf_bytes < PSA_BUCKET_BYTES ? PSA_BUCKET_BYTES / leaf_bytes : 1;
+        const uint64_t buckets = (n_leaves + per_bucket - 1) / per_bucket;
         bits = buckets > 1 ? bit_width(buckets - 1) : 1;
     }
     if (bits > PSA_MAX_BITS)

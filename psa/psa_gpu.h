@@ -31,6 +31,7 @@ typedef struct psa_partitioned {
     /* for psa_restore */
     psa_plan plan;
     uint32_t n;
+    uint32_t tile_items; /* items a thread of the passes' tiles (psa_pass_items): the restore's too */
     void *workspace;
 } psa_partitioned;
 

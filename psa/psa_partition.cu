@@ -3,7 +3,7 @@
  * went, and the restore that brings results back into query order. Also the CUB exclusive scan of
  * the range-collect pipeline. The search of a partitioned window is in ntg/.
  *
- * Every pass and every restore step works on tiles of PSA_TILE items and groups each tile by bin in
+ * Every pass and every restore step works on tiles of PSA_THREADS * items (psa_pass_items) and groups each tile by bin in
  * shared memory before it touches the scattered side (as CUB's onesweep does): a tile's items of
  * one bin occupy one run of consecutive slots, so the tile writes (and the restore reads) those runs
  * whole instead of one 8-byte word per lane — measured on the H100, single scattered words ran at
@@ -75,8 +75,9 @@ template <typename K> __device__ __forceinline__ uint32_t fine_bin(const psa_pla
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Tiles. Pass 1 and its restore step cut the window into tiles of PSA_TILE items; pass 2 and its
- * restore step cut each coarse bin into tiles of PSA_TILE items (tile_start numbers each bin's
+ * Tiles. Pass 1 and its restore step cut the window into tiles of `tile` items (PSA_THREADS times
+ * psa_pass_items, the kernels' ITEMS); pass 2 and its restore step cut each coarse bin into tiles
+ * of that many items (tile_start numbers each bin's
  * tiles), so a pass-2 tile's items share one coarse bin.
  * ---------------------------------------------------------------------------------------------- */
 struct tile_place {
@@ -84,7 +85,8 @@ struct tile_place {
     uint32_t coarse; /* pass 2: the tiles' coarse bin */
 };
 
-__device__ __forceinline__ tile_place pass2_tile(const uint32_t *tile_start, const uint32_t *offsets1, uint32_t bins1)
+__device__ __forceinline__ tile_place pass2_tile(const uint32_t *tile_start, const uint32_t *offsets1, uint32_t bins1,
+                                                 uint32_t tile)
 {
     tile_place t = {0, 0, 0};
     const uint32_t id = blockIdx.x;
@@ -99,23 +101,24 @@ __device__ __forceinline__ tile_place pass2_tile(const uint32_t *tile_start, con
             hi = mid;
     }
     t.coarse = lo;
-    t.begin = offsets1[lo] + (id - tile_start[lo]) * PSA_TILE;
+    t.begin = offsets1[lo] + (id - tile_start[lo]) * tile;
     const uint32_t bin_end = offsets1[lo + 1];
-    t.end = bin_end - t.begin < PSA_TILE ? bin_end : t.begin + PSA_TILE;
+    t.end = bin_end - t.begin < tile ? bin_end : t.begin + tile;
     return t;
 }
 
 /* The tile of this block, broadcast through shared memory (block-uniform). */
 __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const uint32_t *tile_start,
-                                                 const uint32_t *offsets1, uint32_t bins1, tile_place *shared_place)
+                                                 const uint32_t *offsets1, uint32_t bins1, uint32_t tile,
+                                                 tile_place *shared_place)
 {
     if (threadIdx.x == 0) {
         if (second) {
-            *shared_place = pass2_tile(tile_start, offsets1, bins1);
+            *shared_place = pass2_tile(tile_start, offsets1, bins1, tile);
         } else {
-            const uint64_t begin = (uint64_t)blockIdx.x * PSA_TILE;
+            const uint64_t begin = (uint64_t)blockIdx.x * tile;
             shared_place->begin = (uint32_t)begin;
-            shared_place->end = (uint32_t)(n - begin < PSA_TILE ? n : begin + PSA_TILE);
+            shared_place->end = (uint32_t)(n - begin < tile ? n : begin + tile);
             shared_place->coarse = 0;
         }
     }
@@ -128,15 +131,16 @@ __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const 
  * offsets[bin[k]] + rank[k]); counts[b] = the tile's items of bin b. */
 typedef cub::BlockScan<uint32_t, PSA_THREADS> bin_scan;
 
-__device__ __forceinline__ void group_tile(const uint32_t (&bin)[PSA_ITEMS], const bool (&valid)[PSA_ITEMS],
-                                           uint32_t bins, uint32_t *counts, uint32_t *offsets,
-                                           typename bin_scan::TempStorage &scan_temp, uint32_t (&rank)[PSA_ITEMS])
+template <int ITEMS>
+__device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const bool (&valid)[ITEMS], uint32_t bins,
+                                           uint32_t *counts, uint32_t *offsets,
+                                           typename bin_scan::TempStorage &scan_temp, uint32_t (&rank)[ITEMS])
 {
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
         counts[b] = 0;
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < PSA_ITEMS; k++)
+    for (int k = 0; k < ITEMS; k++)
         if (valid[k])
             rank[k] = atomicAdd(&counts[bin[k]], 1u);
     __syncthreads();
@@ -182,7 +186,7 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
 __global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins1,
                                                               uint32_t *__restrict__ offsets1,
                                                               uint32_t *__restrict__ cursor1,
-                                                              uint32_t *__restrict__ tile_start)
+                                                              uint32_t *__restrict__ tile_start, uint32_t tile_items)
 {
     typedef cub::BlockScan<uint32_t, SCAN1_THREADS> scan;
     __shared__ typename scan::TempStorage temp;
@@ -191,7 +195,7 @@ __global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__
     for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
         const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
         count[j] = b <= bins1 ? hist1[b] : 0;
-        tiles[j] = b < bins1 ? (count[j] + PSA_TILE - 1) / PSA_TILE : 0;
+        tiles[j] = b < bins1 ? (count[j] + tile_items - 1) / tile_items : 0;
     }
     uint32_t total, tiles_total;
     scan(temp).ExclusiveSum(count, offset, total);
@@ -218,14 +222,14 @@ template <typename K>
 __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict__ keys1, psa_plan plan,
                                                             const uint32_t *__restrict__ offsets1,
                                                             const uint32_t *__restrict__ tile_start,
-                                                            uint32_t *__restrict__ hist2)
+                                                            uint32_t tile, uint32_t *__restrict__ hist2)
 {
     __shared__ uint32_t counts[PSA_MAX_BINS];
     __shared__ tile_place place;
     const uint32_t bins = 1u << plan.bits2;
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
-    const tile_place t = block_tile(true, 0, tile_start, offsets1, 1u << plan.bits1, &place);
+    const tile_place t = block_tile(true, 0, tile_start, offsets1, 1u << plan.bits1, tile, &place);
     if (t.begin == t.end)
         return; /* block-uniform */
     for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += blockDim.x)
@@ -239,12 +243,12 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
 /* Shared memory of a partition pass: the tile grouped by bin (keys, and per position the query
  * index of unordered windows or the item's place in the tile), and per bin its count, its offset in
  * the tile and its reserved run in the output. */
-template <typename K> struct pass_shared {
+template <typename K, int ITEMS> struct pass_shared {
     typename bin_scan::TempStorage scan_temp;
     tile_place place;
     uint32_t counts[PSA_MAX_BINS], offsets[PSA_MAX_BINS], base[PSA_MAX_BINS]; /* pass 1 needs at most PSA_MAX_BINS1 */
-    K keys[PSA_TILE];
-    uint32_t source[PSA_TILE];
+    K keys[PSA_THREADS * ITEMS];
+    uint32_t source[PSA_THREADS * ITEMS];
 };
 
 /* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
@@ -254,7 +258,7 @@ template <typename K> struct pass_shared {
  * an ordered window records slots[p] = the slot and sources[p] = the item's index in the tile (what
  * the restore step reads back, coalesced), an unordered one carries the query index to
  * positions_out[slot]. */
-template <typename K, bool UNORDERED>
+template <typename K, bool UNORDERED, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
 pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan,
             const uint32_t *__restrict__ offsets1, const uint32_t *__restrict__ tile_start,
@@ -263,17 +267,17 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
             uint32_t *__restrict__ positions_out)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
-    pass_shared<K> &sh = *reinterpret_cast<pass_shared<K> *>(shared_bytes);
-    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, &sh.place);
+    pass_shared<K, ITEMS> &sh = *reinterpret_cast<pass_shared<K, ITEMS> *>(shared_bytes);
+    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
     const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
     uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
-    K key[PSA_ITEMS];
-    bool valid[PSA_ITEMS];
-    uint32_t bin[PSA_ITEMS], rank[PSA_ITEMS];
+    K key[ITEMS];
+    bool valid[ITEMS];
+    uint32_t bin[ITEMS], rank[ITEMS];
 #pragma unroll
-    for (int k = 0; k < PSA_ITEMS; k++) {
+    for (int k = 0; k < ITEMS; k++) {
         const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
         valid[k] = s < t.end;
         key[k] = valid[k] ? keys_in[s] : (K)0;
@@ -284,7 +288,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         if (sh.counts[b])
             sh.base[b] = atomicAdd(&bin_cursor[b], sh.counts[b]);
 #pragma unroll
-    for (int k = 0; k < PSA_ITEMS; k++)
+    for (int k = 0; k < ITEMS; k++)
         if (valid[k]) {
             const uint32_t at = sh.offsets[bin[k]] + rank[k];
             const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
@@ -313,17 +317,17 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
 #define RESTORE_BATCH 4
 
 /* Shared memory of a restore step: the tile's results in input order. */
-template <typename K, bool KEYS> struct restore_shared {
+template <typename K, bool KEYS, int ITEMS> struct restore_shared {
     tile_place place;
-    K values[PSA_TILE];
-    K keys[KEYS ? PSA_TILE : 1];
-    uint8_t found[PSA_TILE];
+    K values[PSA_THREADS * ITEMS];
+    K keys[KEYS ? PSA_THREADS * ITEMS : 1];
+    uint8_t found[PSA_THREADS * ITEMS];
 };
 
 /* One restore step, the inverse of one pass over the same tiles: grouped position p of the tile
  * reads its results at slots[p] — each bin's run of slots read whole, coalesced — and puts them at
  * the item's place sources[p]; the tile then leaves in input order, coalesced. */
-template <typename K, bool KEYS>
+template <typename K, bool KEYS, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_RESTORE_MIN_BLOCKS)
 restore_kernel(bool second, uint32_t n, psa_plan plan, const uint32_t *__restrict__ offsets1,
                const uint32_t *__restrict__ tile_start, const uint32_t *__restrict__ slots,
@@ -332,15 +336,15 @@ restore_kernel(bool second, uint32_t n, psa_plan plan, const uint32_t *__restric
                uint8_t *__restrict__ found_out, psa_outside_answer below)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
-    restore_shared<K, KEYS> &sh = *reinterpret_cast<restore_shared<K, KEYS> *>(shared_bytes);
-    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, &sh.place);
+    restore_shared<K, KEYS, ITEMS> &sh = *reinterpret_cast<restore_shared<K, KEYS, ITEMS> *>(shared_bytes);
+    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
     const uint32_t count = t.end - t.begin;
     /* a thread's loads in batches of RESTORE_BATCH, each batch's gathers in flight at once (the
      * batch bounds the registers, hence the blocks resident per SM) */
 #pragma unroll 1
-    for (int first = 0; first < PSA_ITEMS; first += RESTORE_BATCH) {
+    for (int first = 0; first < ITEMS; first += RESTORE_BATCH) {
         uint32_t s[RESTORE_BATCH], d[RESTORE_BATCH];
 #pragma unroll
         for (int k = 0; k < RESTORE_BATCH; k++) {
@@ -413,7 +417,7 @@ struct parts {
     template <typename T> T *at(size_t offset) const { return reinterpret_cast<T *>(ws + offset); }
 };
 
-template <typename K>
+template <typename K, int ITEMS>
 cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, bool unordered, const parts &w,
                             psa_partitioned *out, cudaStream_t stream)
 {
@@ -426,22 +430,23 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     uint32_t *hist2 = w.at<uint32_t>(l.hist2), *cursor2 = w.at<uint32_t>(l.cursor2);
     const uint32_t bins1 = 1u << plan.bits1;
     const bool two_passes = plan.bits2 > 0;
-    const size_t pass_bytes = sizeof(pass_shared<K>);
+    const uint32_t tile = PSA_THREADS * ITEMS;
+    const size_t pass_bytes = sizeof(pass_shared<K, ITEMS>);
     cudaError_t e;
-    if ((e = allow_shared(pass_kernel<K, false>, pass_bytes)) != cudaSuccess ||
-        (e = allow_shared(pass_kernel<K, true>, pass_bytes)) != cudaSuccess)
+    if ((e = allow_shared(pass_kernel<K, false, ITEMS>, pass_bytes)) != cudaSuccess ||
+        (e = allow_shared(pass_kernel<K, true, ITEMS>, pass_bytes)) != cudaSuccess)
         return e;
 
     if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
         return e;
     const unsigned hist_blocks = (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * 16), 8u * sm_count());
     hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
-    scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start);
+    scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
     if (unordered)
-        pass_kernel<K, true><<<blocks_for(n, PSA_TILE), PSA_THREADS, pass_bytes, stream>>>(
+        pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
             false, queries, n, plan, offsets1, tile_start, cursor1, keys1, NULL, NULL, NULL, slots1);
     else
-        pass_kernel<K, false><<<blocks_for(n, PSA_TILE), PSA_THREADS, pass_bytes, stream>>>(
+        pass_kernel<K, false, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
             false, queries, n, plan, offsets1, tile_start, cursor1, keys1, slots1, sources1, NULL, NULL);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
@@ -451,6 +456,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     out->slots1 = unordered ? NULL : slots1;
     out->slots2 = NULL;
     out->positions = unordered ? slots1 : NULL;
+    out->tile_items = ITEMS;
     if (!two_passes)
         return cudaSuccess;
 
@@ -458,17 +464,17 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     /* hist2 has one more entry, zero, so that the scan gives cursor2[buckets] = n */
     if ((e = cudaMemsetAsync(hist2, 0, (buckets + 1) * 4, stream)) != cudaSuccess)
         return e;
-    const unsigned tiles = blocks_for(n, PSA_TILE) + bins1; /* at most one partial tile per coarse bin */
-    hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, offsets1, tile_start, hist2);
+    const unsigned tiles = blocks_for(n, tile) + bins1; /* at most one partial tile per coarse bin */
+    hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, offsets1, tile_start, tile, hist2);
     size_t scan_bytes = l.scan_bytes;
     if ((e = cub::DeviceScan::ExclusiveSum(w.ws + l.scan_temp, scan_bytes, hist2, cursor2, (int)(buckets + 1),
                                            stream)) != cudaSuccess)
         return e;
     if (unordered)
-        pass_kernel<K, true><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
+        pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
                                                                          cursor2, keys2, NULL, NULL, slots1, slots2);
     else
-        pass_kernel<K, false><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
+        pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
                                                                           cursor2, keys2, slots2, sources2, NULL, NULL);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
@@ -478,16 +484,17 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     return cudaSuccess;
 }
 
-template <typename K, bool KEYS>
-cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
+template <typename K, bool KEYS, int ITEMS>
+cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
                           const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out,
                           psa_outside_answer below, cudaStream_t stream)
 {
     const layout &l = w.l;
     const psa_plan &plan = part->plan;
     const uint32_t n = part->n;
-    const size_t bytes = sizeof(restore_shared<K, KEYS>);
-    cudaError_t e = allow_shared(restore_kernel<K, KEYS>, bytes);
+    const uint32_t tile = PSA_THREADS * ITEMS;
+    const size_t bytes = sizeof(restore_shared<K, KEYS, ITEMS>);
+    cudaError_t e = allow_shared(restore_kernel<K, KEYS, ITEMS>, bytes);
     if (e != cudaSuccess)
         return e;
     const uint32_t *offsets1 = w.at<uint32_t>(l.offsets1), *tile_start = w.at<uint32_t>(l.tile_start);
@@ -496,8 +503,8 @@ cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *
          * buffer takes the values, the pass-1 keys' the keys), then the pass 1 step reads them */
         K *mid_values = w.at<K>(l.keys2), *mid_keys = w.at<K>(l.keys1);
         uint8_t *mid_found = w.at<uint8_t>(l.found_tmp);
-        const unsigned tiles = blocks_for(n, PSA_TILE) + (1u << plan.bits1);
-        restore_kernel<K, KEYS><<<tiles, PSA_THREADS, bytes, stream>>>(
+        const unsigned tiles = blocks_for(n, tile) + (1u << plan.bits1);
+        restore_kernel<K, KEYS, ITEMS><<<tiles, PSA_THREADS, bytes, stream>>>(
             true, n, plan, offsets1, tile_start, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
             values_out ? mid_values : NULL, mid_keys, mid_found, below);
         values = mid_values;
@@ -506,10 +513,26 @@ cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
-    restore_kernel<K, KEYS><<<blocks_for(n, PSA_TILE), PSA_THREADS, bytes, stream>>>(
+    restore_kernel<K, KEYS, ITEMS><<<blocks_for(n, tile), PSA_THREADS, bytes, stream>>>(
         false, n, plan, offsets1, tile_start, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
         keys_out, found_out, below);
     return cudaGetLastError();
+}
+
+/* The restore with the tile shape its partition used. */
+template <typename K, bool KEYS>
+cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
+                          const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out,
+                          psa_outside_answer below, cudaStream_t stream)
+{
+    if constexpr (sizeof(K) == 4) /* psa_pass_items: only 32-bit keys take the large tiles */
+        if (part->tile_items == PSA_ITEMS_LARGE)
+            return restore_typed_items<K, KEYS, PSA_ITEMS_LARGE>(part, w, values, keys, found, values_out, keys_out,
+                                                                 found_out, below, stream);
+    if (part->tile_items != PSA_ITEMS)
+        return cudaErrorInvalidValue;
+    return restore_typed_items<K, KEYS, PSA_ITEMS>(part, w, values, keys, found, values_out, keys_out, found_out,
+                                                   below, stream);
 }
 
 } /* namespace */
@@ -539,6 +562,7 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
         return cudaErrorInvalidValue;
     out->plan = *plan;
     out->n = n;
+    out->tile_items = psa_pass_items(key_bits, n);
     out->workspace = workspace;
     if (n == 0) {
         out->keys = queries;
@@ -546,8 +570,12 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
         out->slots1 = out->slots2 = out->positions = out->outside_positions = NULL;
         return cudaSuccess;
     }
-    return key_bits == 32 ? partition_typed<uint32_t>(*plan, (const uint32_t *)queries, n, unordered, w, out, stream)
-                          : partition_typed<uint64_t>(*plan, (const uint64_t *)queries, n, unordered, w, out, stream);
+    if (key_bits == 32)
+        return psa_pass_items(key_bits, n) == PSA_ITEMS_LARGE
+                   ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, unordered, w, out,
+                                                                stream)
+                   : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, unordered, w, out, stream);
+    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, unordered, w, out, stream);
 }
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,

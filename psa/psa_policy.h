@@ -9,15 +9,36 @@
 #define HARMONIA_PSA_POLICY_H
 
 /* Threads and items per thread of the histogram and partition passes: a tile of
- * THREADS * ITEMS queries reserves its slots with one atomic add per non-empty bin. */
+ * THREADS * ITEMS queries reserves its slots with one atomic add per non-empty bin. (The #ifndef
+ * lets an experiment build override a shape with -D; the library's build never does.) */
+#ifndef PSA_THREADS
 #define PSA_THREADS 512
+#endif
+#ifndef PSA_ITEMS
 #define PSA_ITEMS 8
+#endif
 #define PSA_TILE (PSA_THREADS * PSA_ITEMS)
+/* Windows of 32-bit keys of PSA_ITEMS_LARGE_WINDOW queries or more take tiles of PSA_ITEMS_LARGE
+ * items a thread (twice the runs a bin, half the atomic adds; fewer tiles, so not for smaller
+ * windows, whose tiles would no longer fill the GPU). Measured on the H100 (bench/NOTES.md, "The
+ * partition's bucket width", session 9), 2^27 queries on 32-bit 2^28 keys, 17 bucket bits: sorted
+ * results 5.84 -> 5.56 ms, query order 6.64 -> 6.41; 64-bit keys gained nothing (4.63 -> 4.61 ms for
+ * the partition at 17 bits), so they keep PSA_ITEMS. */
+#define PSA_ITEMS_LARGE 16
+#define PSA_ITEMS_LARGE_WINDOW (1u << 22)
+static inline unsigned psa_pass_items(unsigned key_bits, unsigned window)
+{
+    return key_bits == 32 && window >= PSA_ITEMS_LARGE_WINDOW ? PSA_ITEMS_LARGE : PSA_ITEMS;
+}
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
+#ifndef PSA_MIN_BLOCKS
 #define PSA_MIN_BLOCKS 2
+#endif
 /* The same for a restore step (36 to 72 KiB of shared memory a block). */
+#ifndef PSA_RESTORE_MIN_BLOCKS
 #define PSA_RESTORE_MIN_BLOCKS 3
+#endif
 
 /* Bins of one pass live in shared memory: at most 2^PSA_MAX_PASS_BITS per pass; pass 1 at most
  * 2^PSA_MAX_PASS1_BITS, plus one bin for queries outside the keys' span. A plan of more than
@@ -26,9 +47,13 @@
 #define PSA_MAX_PASS1_BITS 9
 #define PSA_MAX_BITS (PSA_MAX_PASS1_BITS + PSA_MAX_PASS_BITS)
 
-/* Buckets are made about this many leaves wide: a search tile of consecutive slots then spans a
- * few buckets, whose leaves fit the search kernel's shared-memory stage (ntg_policy.h). */
-#define PSA_LEAVES_PER_BUCKET 32
+/* Buckets are made about this many bytes of leaf keys wide (64 leaves of 16 64-bit keys, 128 of 16
+ * 32-bit keys): a search tile of consecutive slots then spans a few buckets, whose leaves fit the
+ * search kernel's shared-memory stage (ntg_policy.h). Measured on the H100 (bench/NOTES.md, "The
+ * partition's bucket width", session 9): 2^27 queries, sorted results, 64-bit 2^26 keys 6.60 ms at
+ * 32 leaves a bucket, 6.28 at 64, 6.33 at 128; 32-bit 2^28 keys 6.28 ms at 32, 5.96 at 64, 5.84 at
+ * 128 and 256; results in query order no slower. */
+#define PSA_BUCKET_BYTES 8192u
 
 /* The largest window partitioned at once (its scratch is about 40 bytes per query). */
 #define PSA_MAX_WINDOW (1u << 27)

@@ -471,6 +471,54 @@ static void test_psa_partition(void **state)
         }
 }
 
+/* Windows of 32-bit keys of PSA_ITEMS_LARGE_WINDOW queries or more: the passes and the restore take
+ * tiles of PSA_ITEMS_LARGE items a thread (psa_pass_items). Against the CPU engine in query order
+ * (device and host arrays), unordered and for lower bounds, with the library's plan and a one-pass
+ * plan; keys uniform, and a narrow band near the maximum; queries 0 and the maximum among them. */
+static void test_psa_large_tiles(void **state)
+{
+    (void)state;
+    uint64_t rng = 29;
+    assert_int_equal(psa_pass_items(32, PSA_ITEMS_LARGE_WINDOW), PSA_ITEMS_LARGE);
+    assert_int_equal(psa_pass_items(32, PSA_ITEMS_LARGE_WINDOW - 1), PSA_ITEMS);
+    assert_int_equal(psa_pass_items(64, PSA_ITEMS_LARGE_WINDOW), PSA_ITEMS);
+    for (int shape = 0; shape < 2; shape++) {
+        if (quick() && shape > 0)
+            continue;
+        tu_model m;
+        const uint64_t n_keys = quick() ? 1u << 16 : 1u << 20;
+        if (shape == 1) { /* a narrow band near the maximum */
+            tu_model_make(&m, 32, n_keys, TU_DENSE, &rng);
+            for (uint64_t i = 0; i < m.n; i++)
+                m.keys[i] = tu_mask(32) - 3 * (m.n - 1 - i);
+        } else {
+            tu_model_make(&m, 32, n_keys, TU_UNIFORM, &rng);
+        }
+        harmonia_tree *t = build(&m, 32, 16, &rng);
+        const uint64_t n = (uint64_t)PSA_ITEMS_LARGE_WINDOW + 777;
+        void *q = make_queries(&m, n, &rng);
+        tu_set(q, 32, 0, 0);
+        tu_set(q, 32, 1, tu_mask(32));
+        tu_set(q, 32, n - 1, tu_mask(32));
+        const uint32_t plan_bits[] = {0, 9};
+        for (unsigned pb = 0; pb < 2; pb++) {
+            if (quick() && pb > 0)
+                continue;
+            config_psa_bits = plan_bits[pb];
+            check_lookups(t, 32, q, n, 0, 1, 0, 1, 0); /* the passes and the restore, large tiles */
+            if (!quick()) { /* (under the sanitizers, that one call: 2^22 queries are slow there) */
+                check_lookups(t, 32, q, n, 0, 1, 0, 1, 1);
+                check_lookups(t, 32, q, n, 0, 1, 0, 0, 0);
+                check_lower_bounds(t, 32, q, n, 0, 1, 0, 1);
+            }
+        }
+        config_psa_bits = 0;
+        free(q);
+        harmonia_free(t);
+        tu_model_free(&m);
+    }
+}
+
 /* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA by
  * radix sort then the plain descent (psa_sort.cu), with PSA auto; against the CPU engine, every
  * position once. Shapes: uniform keys, and a narrow band near the maximum (the sort's bits sit
@@ -1100,6 +1148,7 @@ int main(void)
         cmocka_unit_test(test_batch_sizes_and_windows),
         cmocka_unit_test(test_key_shapes),
         cmocka_unit_test(test_psa_partition),
+        cmocka_unit_test(test_psa_large_tiles),
         cmocka_unit_test(test_sparse_unordered),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_device_copy_life_cycle),

@@ -46,24 +46,34 @@ static void test_degenerate(void **state)
 static void test_plan_shape(void **state)
 {
     (void)state;
-    /* 2^22 leaves over the whole 64-bit domain: buckets of 32 leaves, 17 bits, two passes */
-    psa_plan p = psa_make_plan(0, UINT64_MAX, 1u << 22, 0);
-    assert_int_equal(p.bits, 17);
-    assert_int_equal(p.shift, 64 - 17);
-    assert_int_equal(p.bits1 + p.bits2, 17);
+    /* 2^22 leaves of 16 64-bit keys over the whole 64-bit domain: buckets of PSA_BUCKET_BYTES of
+     * keys (64 leaves), 16 bits, two passes */
+    psa_plan p = psa_make_plan(0, UINT64_MAX, 1u << 22, 128, 0);
+    assert_int_equal(PSA_BUCKET_BYTES, 8192);
+    assert_int_equal(p.bits, 16);
+    assert_int_equal(p.shift, 64 - 16);
+    assert_int_equal(p.bits1 + p.bits2, 16);
     assert_true(p.bits1 <= PSA_MAX_PASS_BITS && p.bits2 <= PSA_MAX_PASS_BITS);
     /* few leaves: one pass */
-    p = psa_make_plan(5, 5000000, 1000, 0);
-    assert_int_equal(p.bits, 5);
+    /* 2^24 leaves of 16 32-bit keys: 128 leaves a bucket, 17 bits; leaves wider than a bucket: one a
+     * bucket */
+    p = psa_make_plan(0, UINT32_MAX, 1u << 24, 64, 0);
+    assert_int_equal(p.bits, 17);
+    p = psa_make_plan(0, UINT64_MAX, 1u << 10, 2 * PSA_BUCKET_BYTES, 0);
+    assert_int_equal(p.bits, 10);
+    p = psa_make_plan(0, UINT64_MAX, 1u << 10, 0, 0);
+    assert_int_equal(p.bits, 10);
+    p = psa_make_plan(5, 5000000, 1000, 128, 0);
+    assert_int_equal(p.bits, 4);
     assert_int_equal(p.bits2, 0);
     /* asked-for bits, capped by PSA_MAX_BITS and by the span's width (a span of 2^8 keys) */
-    p = psa_make_plan(0, UINT64_MAX, 1u << 22, 40);
+    p = psa_make_plan(0, UINT64_MAX, 1u << 22, 128, 40);
     assert_int_equal(p.bits, PSA_MAX_BITS);
-    p = psa_make_plan(1000, 1255, 1u << 22, 0);
+    p = psa_make_plan(1000, 1255, 1u << 22, 128, 0);
     assert_int_equal(p.bits, 8);
     assert_int_equal(p.shift, 0);
     /* one key, or none: no buckets */
-    p = psa_make_plan(7, 7, 1, 0);
+    p = psa_make_plan(7, 7, 1, 128, 0);
     assert_int_equal(p.bits, 0);
     assert_int_equal(psa_bucket(&p, 0), 0);
     assert_int_equal(psa_bucket(&p, UINT64_MAX), 0);
@@ -107,7 +117,8 @@ static void test_bucket_order(void **state)
             const uint64_t t = a;
             a = b, b = t;
         }
-        const psa_plan p = psa_make_plan(a, b, 1 + tu_next(&rng) % (1u << 24), round % 3 ? 0 : 1 + tu_next(&rng) % 25);
+        const psa_plan p = psa_make_plan(a, b, 1 + tu_next(&rng) % (1u << 24), 32u << (round % 6),
+                                           round % 3 ? 0 : 1 + tu_next(&rng) % 25);
         assert_true(p.bits <= PSA_MAX_BITS);
         assert_int_equal(p.bits1 + p.bits2, p.bits);
         for (int k = 0; k < 40; k++) {

@@ -22,7 +22,7 @@ enum query_kind { QUERY_LOOKUP, QUERY_LOWER_BOUND, QUERY_RANGE };
                         "the index's stored choice, else 64 bytes of a node per thread)", NULL},  \
     CLI_OPT_PSA,       \
     CLI_OPT_WINDOW,             \
-    {"psa-bits", "B", "GPU: bucket bits of the PSA partition (default: buckets of ~32 leaves)", NULL}, \
+    {"psa-bits", "B", "GPU: bucket bits of the PSA partition (default: buckets of ~8 KiB of leaf keys)", NULL}, \
     CLI_OPT_PIPELINE_DEPTH,                 \
     {"constant-levels", "N", "GPU: internal levels read from constant memory, a count or all "   \
                              "(default 1: the root)", NULL},                                      \
