@@ -61,14 +61,43 @@ static void row(const char *what, double ms, double bytes, uint64_t n)
     printf("%-52s %9.3f ms %9.2f G/s %9.0f GB/s\n", what, ms, n / ms / 1e6, bytes / ms / 1e6);
 }
 
+/* Results of n slots against the CPU engine on a sample (2^20 slots, or all): slot j holds the
+ * answer (values[j], found[j]) to the query query_of(j). Returns 0, or 1 after a message. */
+template <typename K, typename QueryOf>
+static int check_sample(harmonia_tree *tree, uint32_t n, QueryOf query_of, const K *values, const uint8_t *found,
+                        const char *what)
+{
+    const uint32_t sample = n < (1u << 20) ? n : (1u << 20);
+    std::vector<K> sq(sample), want(sample);
+    std::vector<uint8_t> want_found(sample);
+    std::vector<uint32_t> at(sample);
+    for (uint32_t i = 0; i < sample; i++) {
+        at[i] = sample == n ? i : (uint32_t)(util_mix64(977 + i) % n);
+        sq[i] = query_of(at[i]);
+    }
+    harmonia_query_config cpu;
+    harmonia_query_config_init(&cpu);
+    cpu.backend = HARMONIA_BACKEND_CPU;
+    CHECK_HM(tree, harmonia_lookup(tree, &cpu, sq.data(), sample, want.data(), want_found.data()));
+    for (uint32_t i = 0; i < sample; i++)
+        if (values[at[i]] != want[i] || found[at[i]] != want_found[i]) {
+            fprintf(stderr, "bench_phases: MISMATCH (%s) at slot %u\n", what, at[i]);
+            return 1;
+        }
+    return 0;
+}
+
 /* The sorted-results pipeline of one plan (partition carrying positions, search writing them),
  * timed whole and by step; the results checked: positions a permutation of 0 .. n-1, a sample of the
- * slots equal to the CPU engine's answer for the query each slot names. */
+ * slots equal to the CPU engine's answer for the query each slot names, and, given the same plan's
+ * restored results in query order (ordered, ordered_found: host copies), every slot equal to its
+ * query's. */
 template <typename K>
 static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_plan &plan,
                               const std::vector<K> &queries, const K *d_q, uint32_t n, uint32_t runs,
                               uint32_t *d_table, void *d_ws, size_t ws_bytes, K *d_slot_values,
-                              uint8_t *d_slot_found, uint64_t *d_positions)
+                              uint8_t *d_slot_found, uint64_t *d_positions, const K *ordered,
+                              const uint8_t *ordered_found)
 {
     const uint32_t bits = 8 * sizeof(K);
     const double kb = sizeof(K);
@@ -108,25 +137,13 @@ static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_
             return 1;
         }
         seen[pos[j]] = 1;
-    }
-    const uint32_t sample = n < (1u << 20) ? n : (1u << 20);
-    std::vector<K> sq(sample), want(sample);
-    std::vector<uint8_t> want_found(sample);
-    std::vector<uint32_t> at(sample);
-    for (uint32_t i = 0; i < sample; i++) {
-        at[i] = sample == n ? i : (uint32_t)(util_mix64(977 + i) % n);
-        sq[i] = queries[pos[at[i]]];
-    }
-    harmonia_query_config cpu;
-    harmonia_query_config_init(&cpu);
-    cpu.backend = HARMONIA_BACKEND_CPU;
-    CHECK_HM(tree, harmonia_lookup(tree, &cpu, sq.data(), sample, want.data(), want_found.data()));
-    for (uint32_t i = 0; i < sample; i++)
-        if (uvals[at[i]] != want[i] || ufound[at[i]] != want_found[i]) {
-            fprintf(stderr, "bench_phases: MISMATCH (plan of %u bits) at slot %u\n", plan.bits, at[i]);
+        if (ordered && (uvals[j] != ordered[pos[j]] || ufound[j] != ordered_found[pos[j]])) {
+            fprintf(stderr, "bench_phases: unordered result of slot %u differs from the restored one\n", j);
             return 1;
         }
-    return 0;
+    }
+    return check_sample<K>(tree, n, [&](uint32_t j) { return queries[pos[j]]; }, uvals.data(), ufound.data(),
+                           "unordered results");
 }
 
 template <typename K>
@@ -179,6 +196,18 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     CHECK_CUDA(psa_workspace_bytes(bits, n, NULL, &ws_bytes));
     void *d_ws;
     CHECK_CUDA(cudaMalloc(&d_ws, ws_bytes));
+    auto release = [&] {
+        cudaFree(d_q);
+        cudaFree(d_out);
+        cudaFree(d_copy);
+        cudaFree(d_slot_values);
+        cudaFree(d_found);
+        cudaFree(d_slot_found);
+        cudaFree(d_positions);
+        cudaFree(d_table);
+        cudaFree(d_ws);
+        harmonia_free(tree);
+    };
     CHECK_CUDA(cudaMemcpy(d_q, queries.data(), n * sizeof(K), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaDeviceSynchronize());
 
@@ -194,10 +223,11 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
             plans.push_back(psa_make_plan(base_plan.key_min, base_plan.key_max, v->n_leaves, v->leaf_size * bits / 8, b));
         for (const psa_plan &plan : plans)
             if (unordered_pipeline<K>(tree, v, plan, queries, d_q, n, runs, d_table, d_ws, ws_bytes, d_slot_values,
-                                      d_slot_found, d_positions) != 0)
+                                      d_slot_found, d_positions, NULL, NULL) != 0)
                 return 1;
         printf("# unordered results: positions a permutation, a sample of 2^20 slots (or all) equal to the CPU "
                "engine's\n");
+        release();
         return 0;
     }
     const double copy_ms = time_ms(runs, [&] { return cudaMemcpyAsync(d_copy, d_q, n * sizeof(K), cudaMemcpyDeviceToDevice, 0); });
@@ -246,76 +276,17 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         std::vector<uint8_t> got_found(n);
         CHECK_CUDA(cudaMemcpy(got.data(), d_out, n * sizeof(K), cudaMemcpyDeviceToHost));
         CHECK_CUDA(cudaMemcpy(got_found.data(), d_found, n, cudaMemcpyDeviceToHost));
-        psa_partitioned upart;
-        const double unordered_ms = time_ms(runs, [&] {
-            cudaError_t e = psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
-            if (e == cudaSuccess)
-                e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span,
-                                                  d_slot_values, NULL, d_slot_found, upart.positions,
-                                                  upart.outside_positions, d_positions, 0, 0);
-            return e;
-        });
-        row("  total, sorted results with positions", unordered_ms, 0, n);
-        const double upart_ms = time_ms(runs, [&] {
-            return psa_partition(bits, &plan, d_q, n, true, d_ws, ws_bytes, &upart, 0);
-        });
-        row("    of which the partition with positions", upart_ms, passes * (kb + kb + kb + 4 + 4) * n, n);
-        const double usearch_ms = time_ms(runs, [&] {
-            return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span,
-                                                 d_slot_values, NULL, d_slot_found, upart.positions,
-                                                 upart.outside_positions, d_positions, 0, 0);
-        });
-        row("    and the search with positions", usearch_ms, (kb + 4 + kb + 1 + 8) * n, n);
-
-        /* the restored results against the CPU engine, on a sample; the unordered ones through
-         * their positions, which must be a permutation */
-        const uint32_t sample = n < (1u << 20) ? n : (1u << 20);
-        std::vector<K> sq(sample), want(sample);
-        std::vector<uint8_t> want_found(sample);
-        std::vector<uint32_t> at(sample);
-        for (uint32_t i = 0; i < sample; i++) {
-            at[i] = sample == n ? i : (uint32_t)(util_mix64(977 + i) % n);
-            sq[i] = queries[at[i]];
-        }
-        harmonia_query_config cpu;
-        harmonia_query_config_init(&cpu);
-        cpu.backend = HARMONIA_BACKEND_CPU;
-        CHECK_HM(tree, harmonia_lookup(tree, &cpu, sq.data(), sample, want.data(), want_found.data()));
-        for (uint32_t i = 0; i < sample; i++)
-            if (got[at[i]] != want[i] || got_found[at[i]] != want_found[i]) {
-                fprintf(stderr, "bench_phases: MISMATCH (plan of %u bits) at query %u\n", plan.bits, at[i]);
-                return 1;
-            }
-        std::vector<uint64_t> pos(n);
-        std::vector<K> uvals(n);
-        std::vector<uint8_t> ufound(n), seen(n, 0);
-        CHECK_CUDA(cudaMemcpy(pos.data(), d_positions, n * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-        CHECK_CUDA(cudaMemcpy(uvals.data(), d_slot_values, n * sizeof(K), cudaMemcpyDeviceToHost));
-        CHECK_CUDA(cudaMemcpy(ufound.data(), d_slot_found, n, cudaMemcpyDeviceToHost));
-        for (uint32_t j = 0; j < n; j++) {
-            if (pos[j] >= n || seen[pos[j]]) {
-                fprintf(stderr, "bench_phases: positions are not a permutation at slot %u\n", j);
-                return 1;
-            }
-            seen[pos[j]] = 1;
-            if (uvals[j] != got[pos[j]] || ufound[j] != got_found[pos[j]]) {
-                fprintf(stderr, "bench_phases: unordered result of slot %u differs\n", j);
-                return 1;
-            }
-        }
+        if (check_sample<K>(tree, n, [&](uint32_t j) { return queries[j]; }, got.data(), got_found.data(),
+                            "restored results"))
+            return 1;
+        /* the sorted-results pipeline of the same plan, its slots against these restored results */
+        if (unordered_pipeline<K>(tree, v, plan, queries, d_q, n, runs, d_table, d_ws, ws_bytes, d_slot_values,
+                                  d_slot_found, d_positions, got.data(), got_found.data()) != 0)
+            return 1;
     }
     printf("# every restored result of the sample (2^20 or all) equal to the CPU engine's; unordered results "
            "a permutation equal to the ordered ones\n");
-    cudaFree(d_q);
-    cudaFree(d_out);
-    cudaFree(d_copy);
-    cudaFree(d_slot_values);
-    cudaFree(d_found);
-    cudaFree(d_slot_found);
-    cudaFree(d_positions);
-    cudaFree(d_table);
-    cudaFree(d_ws);
-    harmonia_free(tree);
+    release();
     return 0;
 }
 

@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
 __global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins1,
                                                               uint32_t *__restrict__ offsets1,
                                                               uint32_t *__restrict__ cursor1,
-                                                              uint32_t *__restrict__ tile_start, uint32_t tile_items)
+                                                              uint32_t *__restrict__ tile_start, uint32_t tile_size)
 {
     typedef cub::BlockScan<uint32_t, SCAN1_THREADS> scan;
     __shared__ typename scan::TempStorage temp;
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__
     for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
         const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
         count[j] = b <= bins1 ? hist1[b] : 0;
-        tiles[j] = b < bins1 ? (count[j] + tile_items - 1) / tile_items : 0;
+        tiles[j] = b < bins1 ? (count[j] + tile_size - 1) / tile_size : 0;
     }
     uint32_t total, tiles_total;
     scan(temp).ExclusiveSum(count, offset, total);
@@ -456,7 +456,6 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     out->slots1 = unordered ? NULL : slots1;
     out->slots2 = NULL;
     out->positions = unordered ? slots1 : NULL;
-    out->tile_items = ITEMS;
     if (!two_passes)
         return cudaSuccess;
 
@@ -570,8 +569,8 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
         out->slots1 = out->slots2 = out->positions = out->outside_positions = NULL;
         return cudaSuccess;
     }
-    if (key_bits == 32)
-        return psa_pass_items(key_bits, n) == PSA_ITEMS_LARGE
+    if (key_bits == 32) /* (psa_pass_items gives PSA_ITEMS_LARGE to 32-bit keys only) */
+        return out->tile_items == PSA_ITEMS_LARGE
                    ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, unordered, w, out,
                                                                 stream)
                    : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, unordered, w, out, stream);

@@ -342,6 +342,16 @@ static void test_batch_sizes_and_windows(void **state)
 
 /* Dense keys, keys whose top bits are all equal, extremes (0 and the maximum), a one-key and an
  * empty tree. */
+/* A model of n keys in a narrow band at the top of the key width, `stride` apart, the largest the
+ * maximum key: every key's top bits equal (the PSA plans and the sort path take their bits where
+ * key_min and key_max differ). */
+static void make_top_band(tu_model *m, uint32_t bits, uint64_t n, uint64_t stride, uint64_t *rng)
+{
+    tu_model_make(m, bits, n, TU_DENSE, rng);
+    for (uint64_t i = 0; i < m->n; i++)
+        m->keys[i] = tu_mask(bits) - stride * (m->n - 1 - i);
+}
+
 static void test_key_shapes(void **state)
 {
     (void)state;
@@ -354,11 +364,9 @@ static void test_key_shapes(void **state)
             tu_model m;
             if (shape == 0)
                 tu_model_make(&m, bits, 100000, TU_DENSE, &rng);
-            else if (shape == 1) { /* top bits all equal: a narrow band near the maximum */
-                tu_model_make(&m, bits, 50000, TU_DENSE, &rng);
-                for (uint64_t i = 0; i < m.n; i++)
-                    m.keys[i] = tu_mask(bits) - 3 * (m.n - 1 - i);
-            } else if (shape == 2)
+            else if (shape == 1) /* top bits all equal: a narrow band near the maximum */
+                make_top_band(&m, bits, 50000, 3, &rng);
+            else if (shape == 2)
                 tu_model_make(&m, bits, 50000, TU_EXTREMES, &rng);
             else
                 tu_model_make(&m, bits, shape == 3 ? 1 : 0, TU_UNIFORM, &rng);
@@ -430,13 +438,10 @@ static void test_psa_partition(void **state)
             const uint32_t bits = w ? 64 : 32;
             tu_model m;
             const uint64_t n_keys = quick() ? 20000 : 1u << 17;
-            if (shape == 4) { /* top bits all equal: a narrow band near the maximum */
-                tu_model_make(&m, bits, n_keys, TU_DENSE, &rng);
-                for (uint64_t i = 0; i < m.n; i++)
-                    m.keys[i] = tu_mask(bits) - 3 * (m.n - 1 - i);
-            } else {
+            if (shape == 4) /* top bits all equal: a narrow band near the maximum */
+                make_top_band(&m, bits, n_keys, 3, &rng);
+            else
                 tu_model_make(&m, bits, n_keys, (tu_dist)shape, &rng);
-            }
             harmonia_tree *t = build(&m, w ? 16 : 32, leaf_sizes[shape % 3], &rng);
             if (shape == 1 || shape == 3)
                 delete_every_17th(t, &m);
@@ -487,13 +492,10 @@ static void test_psa_large_tiles(void **state)
             continue;
         tu_model m;
         const uint64_t n_keys = quick() ? 1u << 16 : 1u << 20;
-        if (shape == 1) { /* a narrow band near the maximum */
-            tu_model_make(&m, 32, n_keys, TU_DENSE, &rng);
-            for (uint64_t i = 0; i < m.n; i++)
-                m.keys[i] = tu_mask(32) - 3 * (m.n - 1 - i);
-        } else {
+        if (shape == 1) /* a narrow band near the maximum */
+            make_top_band(&m, 32, n_keys, 3, &rng);
+        else
             tu_model_make(&m, 32, n_keys, TU_UNIFORM, &rng);
-        }
         harmonia_tree *t = build(&m, 32, 16, &rng);
         const uint64_t n = (uint64_t)PSA_ITEMS_LARGE_WINDOW + 777;
         void *q = make_queries(&m, n, &rng);
@@ -538,9 +540,7 @@ static void test_sparse_unordered(void **state)
             /* shape 0: the default F and L (the fixed-shape kernels), shape 1: leaves of 8 */
             const uint64_t n_keys = shape == 0 ? 1u << 24 : 1u << 23;
             if (shape == 1) {
-                tu_model_make(&m, bits, n_keys, TU_DENSE, &rng);
-                for (uint64_t i = 0; i < m.n; i++)
-                    m.keys[i] = tu_mask(bits) - 5 * (m.n - 1 - i);
+                make_top_band(&m, bits, n_keys, 5, &rng);
             } else {
                 tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
             }
