@@ -31,19 +31,38 @@ namespace {
 struct layout {
     size_t keys1, keys2, slots1, slots2, sources1, sources2, found_tmp, hist1, offsets1, cursor1, tile_start, hist2, cursor2,
         scan_temp, scan_bytes, total;
+    /* pass 1 into chunks (windows of PSA_CHUNKED_MIN_WINDOW or more; zero otherwise): the chunks'
+     * slack of every array indexed by pass-1 slot, the chunks of a bin at most (max_j), and where
+     * the chunk state (chunks taken, each bin's items, each bin's chunk table) is */
+    size_t slack, max_j, chunk_state;
 };
+
+/* The chunk state's words: chunks taken, then each pass-1 bin's items (2^PSA_MAX_PASS1_BITS + 1),
+ * then the bins' chunk tables (max_j words a bin). */
+#define CHUNK_ITEMS_AT 1u
+#define CHUNK_TABLES_AT (CHUNK_ITEMS_AT + (1u << PSA_MAX_PASS1_BITS) + 1u)
 
 cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
 {
     const size_t kb = key_bits / 8, buckets = (size_t)1 << PSA_MAX_BITS;
+    const size_t tile = (size_t)PSA_THREADS * psa_pass_items(key_bits, capacity);
+    const bool chunked = capacity >= PSA_CHUNKED_MIN_WINDOW;
+    /* a bin's chunks: j <= ceil(n / tile) (one taken ahead) */
+    l->max_j = chunked ? (capacity + tile - 1) / tile + 1 : 0;
+    /* chunks of a pass-1 window: at most one partly filled and one empty (taken ahead) a bin, so
+     * they end before slot in_span + 2 * 2^PSA_MAX_PASS1_BITS * tile; the outside bin's region ends
+     * at slack + n */
+    l->slack = chunked ? ((size_t)2 << PSA_MAX_PASS1_BITS) * tile : 0;
+    const size_t spread = capacity + l->slack;
     size_t at = 0;
-    l->keys1 = at, at = psa_align_up(at + (size_t)capacity * kb);
-    l->keys2 = at, at = psa_align_up(at + (size_t)capacity * kb);
-    l->slots1 = at, at = psa_align_up(at + (size_t)capacity * 4);
-    l->slots2 = at, at = psa_align_up(at + (size_t)capacity * 4);
+    l->keys1 = at, at = psa_align_up(at + spread * kb);
+    l->keys2 = at, at = psa_align_up(at + spread * kb);
+    l->slots1 = at, at = psa_align_up(at + spread * 4);
+    l->slots2 = at, at = psa_align_up(at + spread * 4);
     l->sources1 = at, at = psa_align_up(at + (size_t)capacity * 2);
-    l->sources2 = at, at = psa_align_up(at + (size_t)capacity * 2);
-    l->found_tmp = at, at = psa_align_up(at + (size_t)capacity);
+    l->sources2 = at, at = psa_align_up(at + spread * 2);
+    l->found_tmp = at, at = psa_align_up(at + spread);
+    l->chunk_state = at, at = psa_align_up(at + (CHUNK_TABLES_AT + ((size_t)1 << PSA_MAX_PASS1_BITS) * l->max_j) * 4);
     l->hist1 = at, at = psa_align_up(at + PSA_MAX_BINS1 * 4);
     l->offsets1 = at, at = psa_align_up(at + (PSA_MAX_BINS1 + 1) * 4);
     l->cursor1 = at, at = psa_align_up(at + PSA_MAX_BINS1 * 4);
@@ -85,36 +104,52 @@ struct tile_place {
     uint32_t coarse; /* pass 2: the tiles' coarse bin */
 };
 
-__device__ __forceinline__ tile_place pass2_tile(const uint32_t *tile_start, const uint32_t *offsets1, uint32_t bins1,
-                                                 uint32_t tile)
+/* Where pass 2's tiles are: coarse bin c has items offsets1[c] .. offsets1[c + 1] (counted, or
+ * after a chunked pass 1 counted by it) cut in tiles numbered from tile_start[c], in bin order (the
+ * tiles that run at once then write to the fine bins of one or two coarse bins: few write fronts,
+ * whose sectors the L2 completes before it writes them back). After a counted pass 1 a bin's items
+ * are its slots; after a chunked one (chunk_of != NULL) tile j of bin c is its chunk j, at slots
+ * (chunk_of[c * max_j + j] - 1) * tile .. */
+struct pass2_tiles {
+    const uint32_t *tile_start, *offsets1;
+    const uint32_t *chunk_of;
+    uint32_t max_j, bins1;
+};
+
+__device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t tile)
 {
     tile_place t = {0, 0, 0};
     const uint32_t id = blockIdx.x;
-    if (id >= tile_start[bins1])
+    if (id >= m.tile_start[m.bins1])
         return t;
-    uint32_t lo = 0, hi = bins1; /* the last bin c with tile_start[c] <= id */
+    uint32_t lo = 0, hi = m.bins1; /* the last bin c with tile_start[c] <= id */
     while (hi - lo > 1) {
         const uint32_t mid = (lo + hi) / 2;
-        if (tile_start[mid] <= id)
+        if (m.tile_start[mid] <= id)
             lo = mid;
         else
             hi = mid;
     }
     t.coarse = lo;
-    t.begin = offsets1[lo] + (id - tile_start[lo]) * tile;
-    const uint32_t bin_end = offsets1[lo + 1];
+    const uint32_t j = id - m.tile_start[lo];
+    t.begin = m.offsets1[lo] + j * tile;
+    const uint32_t bin_end = m.offsets1[lo + 1];
     t.end = bin_end - t.begin < tile ? bin_end : t.begin + tile;
+    if (m.chunk_of) { /* the same items, in their chunk */
+        const uint32_t chunk = m.chunk_of[(size_t)lo * m.max_j + j] - 1u;
+        t.end = chunk * tile + (t.end - t.begin);
+        t.begin = chunk * tile;
+    }
     return t;
 }
 
 /* The tile of this block, broadcast through shared memory (block-uniform). */
-__device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const uint32_t *tile_start,
-                                                 const uint32_t *offsets1, uint32_t bins1, uint32_t tile,
+__device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile,
                                                  tile_place *shared_place)
 {
     if (threadIdx.x == 0) {
         if (second) {
-            *shared_place = pass2_tile(tile_start, offsets1, bins1, tile);
+            *shared_place = pass2_tile(m, tile);
         } else {
             const uint64_t begin = (uint64_t)blockIdx.x * tile;
             shared_place->begin = (uint32_t)begin;
@@ -124,6 +159,75 @@ __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const 
     }
     __syncthreads();
     return *shared_place;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Pass 1 into chunks (two-pass plans of large windows, psa_pass1_chunked). Pass 1 then runs without
+ * a count of its bins: a bin's items get *virtual* positions 0, 1, .. (one atomic add a tile and
+ * bin on bin_items[b], as the counted pass's cursor) and live in chunks of `tile` slots taken in
+ * turn from the counter `taken`: virtual position v of bin b sits at slot
+ * chunk(b, v / tile) * tile + v % tile, with of[b * max_j + j] = 1 + chunk(b, j) (0: not taken
+ * yet). The run whose positions contain j * tile takes chunk j + 1 and publishes it (the run
+ * holding position 0 takes chunk 0 too): a chunk is then published a chunk's worth of reservations
+ * before a run needs it, and runs almost never wait (measured: taking chunk j itself, runs waited,
+ * 5.76 against 5.65 ms of sorted results, 64-bit 2^26 keys, 2^27 queries). No wait can deadlock:
+ * the run that owes chunk j (the one holding position (j - 1) * tile, or 0) did its atomic add
+ * before the waiter's (it got the smaller positions), so its block is resident, and it publishes
+ * right after that add, before waiting for anything itself. A run spans at most two chunks (it has at most `tile` items). Each bin has at most one
+ * chunk partly filled and one empty, so the chunks end before slot in_span + 2 * 2^bits1 * tile;
+ * the queries outside the span fill a contiguous region that ends at
+ * slot outside_end (slack + n) and grows down, so that slots outside_end - n + in_span .. are theirs.
+ * Then scan1 makes offsets1 and tile_start of the bins' items (bin_items) as after a count, and
+ * pass 2 takes each bin's chunks in order as its tiles (pass2_tiles). Invariants (test_gpu's
+ * test_psa_chunked: every permutation complete, every result against the CPU engine): every
+ * position below bin_items[b] of a bin is in a published chunk, each chunk holds one bin's items.
+ * ---------------------------------------------------------------------------------------------- */
+struct pass1_chunks {
+    uint32_t *taken, *bin_items, *of;
+    uint32_t max_j, outside_end;
+};
+
+__device__ __forceinline__ uint32_t take_chunk(const pass1_chunks &ch, uint32_t bin, uint32_t j)
+{
+    const uint32_t c = atomicAdd(ch.taken, 1u);
+    atomicExch(ch.of + (size_t)bin * ch.max_j + j, c + 1u);
+    return c;
+}
+
+__device__ __forceinline__ uint32_t wait_chunk(const pass1_chunks &ch, uint32_t bin, uint32_t j)
+{
+    const volatile uint32_t *entry = ch.of + (size_t)bin * ch.max_j + j;
+    uint32_t c;
+    while ((c = *entry) == 0)
+        __nanosleep(64);
+    return c - 1u;
+}
+
+/* A tile's run of `count` items of pass-1 bin `bin`: its first `*split` items at slots *base ..,
+ * the rest at *base2 .. */
+__device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t bin, uint32_t count,
+                                                uint32_t outside_bin, uint32_t tile, uint32_t *base,
+                                                uint32_t *split, uint32_t *base2)
+{
+    const uint32_t v = atomicAdd(ch.bin_items + bin, count);
+    *split = count;
+    *base2 = 0;
+    if (bin == outside_bin) {
+        *base = ch.outside_end - v - count;
+        return;
+    }
+    const uint32_t j = v / tile, off = v - j * tile, first = tile - off;
+    const bool crosses = count > first; /* holds position (j + 1) * tile */
+    /* publish what this run owes before waiting for anything */
+    if (off == 0 && j == 0)
+        take_chunk(ch, bin, 0);
+    if (off == 0 || crosses)
+        take_chunk(ch, bin, off == 0 ? j + 1 : j + 2);
+    if (crosses) {
+        *split = first;
+        *base2 = wait_chunk(ch, bin, j + 1) * tile;
+    }
+    *base = wait_chunk(ch, bin, j) * tile + off;
 }
 
 /* Groups a tile's items by bin: rank[k] = the item's rank among the tile's items of its bin, then
@@ -219,9 +323,7 @@ __global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__
 
 /* Pass-2 bin counts: hist2[c << bits2 | f] += items of coarse bin c with fine bin f. */
 template <typename K>
-__global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict__ keys1, psa_plan plan,
-                                                            const uint32_t *__restrict__ offsets1,
-                                                            const uint32_t *__restrict__ tile_start,
+__global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict__ keys1, psa_plan plan, pass2_tiles m,
                                                             uint32_t tile, uint32_t *__restrict__ hist2)
 {
     __shared__ uint32_t counts[PSA_MAX_BINS];
@@ -229,7 +331,7 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
     const uint32_t bins = 1u << plan.bits2;
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
-    const tile_place t = block_tile(true, 0, tile_start, offsets1, 1u << plan.bits1, tile, &place);
+    const tile_place t = block_tile(true, 0, m, tile, &place);
     if (t.begin == t.end)
         return; /* block-uniform */
     for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += blockDim.x)
@@ -246,7 +348,9 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
 template <typename K, int ITEMS> struct pass_shared {
     typename bin_scan::TempStorage scan_temp;
     tile_place place;
-    uint32_t counts[PSA_MAX_BINS], offsets[PSA_MAX_BINS], base[PSA_MAX_BINS]; /* pass 1 needs at most PSA_MAX_BINS1 */
+    /* counts[b]: the tile's items of bin b, then how many of them go to base[b] ..; the rest go to
+     * base2[b] .. (a chunked pass 1's run that crosses a chunk) */
+    uint32_t counts[PSA_MAX_BINS], offsets[PSA_MAX_BINS], base[PSA_MAX_BINS], base2[PSA_MAX_BINS];
     K keys[PSA_THREADS * ITEMS];
     uint32_t source[PSA_THREADS * ITEMS];
 };
@@ -260,47 +364,59 @@ template <typename K, int ITEMS> struct pass_shared {
  * positions_out[slot]. */
 template <typename K, bool UNORDERED, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
-pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan,
-            const uint32_t *__restrict__ offsets1, const uint32_t *__restrict__ tile_start,
-            uint32_t *__restrict__ cursor, K *__restrict__ keys_out, uint32_t *__restrict__ slots,
-            uint16_t *__restrict__ sources, const uint32_t *__restrict__ positions_in,
+pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan, pass2_tiles m,
+            pass1_chunks chunks, uint32_t *__restrict__ cursor, K *__restrict__ keys_out,
+            uint32_t *__restrict__ slots, uint16_t *__restrict__ sources, const uint32_t *__restrict__ positions_in,
             uint32_t *__restrict__ positions_out)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     pass_shared<K, ITEMS> &sh = *reinterpret_cast<pass_shared<K, ITEMS> *>(shared_bytes);
-    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, PSA_THREADS * ITEMS, &sh.place);
+    const tile_place t = block_tile(second, n, m, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
     const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
     uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
+    /* pass 2 of an unordered window loads the query indices with the keys rather than after the
+     * grouping (one dependent load less), where the registers allow: not with 16 items a thread */
+    constexpr bool EARLY_POSITIONS = UNORDERED && ITEMS <= PSA_ITEMS;
     K key[ITEMS];
     bool valid[ITEMS];
-    uint32_t bin[ITEMS], rank[ITEMS];
+    uint32_t bin[ITEMS], rank[ITEMS], pos[EARLY_POSITIONS ? ITEMS : 1];
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
         valid[k] = s < t.end;
         key[k] = valid[k] ? keys_in[s] : (K)0;
+        if (EARLY_POSITIONS)
+            pos[EARLY_POSITIONS ? k : 0] = second && valid[k] ? positions_in[s] : 0u;
         bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
     }
     group_tile(bin, valid, bins, sh.counts, sh.offsets, sh.scan_temp, rank);
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
-        if (sh.counts[b])
-            sh.base[b] = atomicAdd(&bin_cursor[b], sh.counts[b]);
+        if (sh.counts[b]) {
+            if (!second && chunks.taken)
+                reserve_chunked(chunks, b, sh.counts[b], 1u << plan.bits1, PSA_THREADS * ITEMS, &sh.base[b],
+                                &sh.counts[b], &sh.base2[b]);
+            else
+                sh.base[b] = atomicAdd(&bin_cursor[b], sh.counts[b]);
+        }
 #pragma unroll
     for (int k = 0; k < ITEMS; k++)
         if (valid[k]) {
             const uint32_t at = sh.offsets[bin[k]] + rank[k];
             const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
             sh.keys[at] = key[k];
-            sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
+            sh.source[at] = !UNORDERED ? local
+                            : !second  ? t.begin + local
+                                       : (EARLY_POSITIONS ? pos[EARLY_POSITIONS ? k : 0] : positions_in[t.begin + local]);
         }
     __syncthreads();
     const uint32_t count = t.end - t.begin;
     for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
         const K q = sh.keys[at];
         const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q);
-        const uint32_t slot = sh.base[b] + (at - sh.offsets[b]);
+        const uint32_t r = at - sh.offsets[b], first = sh.counts[b];
+        const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
         const bool out_of_span = !second && b == (1u << plan.bits1);
         if (!out_of_span)
             keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
@@ -329,15 +445,14 @@ template <typename K, bool KEYS, int ITEMS> struct restore_shared {
  * the item's place sources[p]; the tile then leaves in input order, coalesced. */
 template <typename K, bool KEYS, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_RESTORE_MIN_BLOCKS)
-restore_kernel(bool second, uint32_t n, psa_plan plan, const uint32_t *__restrict__ offsets1,
-               const uint32_t *__restrict__ tile_start, const uint32_t *__restrict__ slots,
+restore_kernel(bool second, uint32_t n, pass2_tiles m, const uint32_t *__restrict__ slots,
                const uint16_t *__restrict__ sources, const K *__restrict__ values, const K *__restrict__ keys,
                const uint8_t *__restrict__ found, K *__restrict__ values_out, K *__restrict__ keys_out,
                uint8_t *__restrict__ found_out, psa_outside_answer below)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     restore_shared<K, KEYS, ITEMS> &sh = *reinterpret_cast<restore_shared<K, KEYS, ITEMS> *>(shared_bytes);
-    const tile_place t = block_tile(second, n, tile_start, offsets1, 1u << plan.bits1, PSA_THREADS * ITEMS, &sh.place);
+    const tile_place t = block_tile(second, n, m, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
     const uint32_t count = t.end - t.begin;
@@ -417,6 +532,19 @@ struct parts {
     template <typename T> T *at(size_t offset) const { return reinterpret_cast<T *>(ws + offset); }
 };
 
+/* Pass 2's tiles of a window of n queries under plan (pass2_tiles): the chunks where pass 1 ran
+ * into chunks, else the counted bins' tiles. */
+pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
+{
+    pass2_tiles m;
+    m.bins1 = 1u << plan.bits1;
+    m.tile_start = w.at<uint32_t>(w.l.tile_start);
+    m.offsets1 = w.at<uint32_t>(w.l.offsets1);
+    m.chunk_of = psa_pass1_chunked(n, plan.bits2) ? w.at<uint32_t>(w.l.chunk_state) + CHUNK_TABLES_AT : NULL;
+    m.max_j = (uint32_t)w.l.max_j;
+    return m;
+}
+
 template <typename K, int ITEMS>
 cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, bool unordered, const parts &w,
                             psa_partitioned *out, cudaStream_t stream)
@@ -432,26 +560,42 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const bool two_passes = plan.bits2 > 0;
     const uint32_t tile = PSA_THREADS * ITEMS;
     const size_t pass_bytes = sizeof(pass_shared<K, ITEMS>);
+    const pass2_tiles m = tiles_of(w, plan, n);
+    pass1_chunks chunks = {NULL, NULL, NULL, 0, 0};
     cudaError_t e;
     if ((e = allow_shared(pass_kernel<K, false, ITEMS>, pass_bytes)) != cudaSuccess ||
         (e = allow_shared(pass_kernel<K, true, ITEMS>, pass_bytes)) != cudaSuccess)
         return e;
 
-    if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
-        return e;
-    const unsigned hist_blocks = (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * 16), 8u * sm_count());
-    hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
-    scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
+    if (m.chunk_of) { /* pass 1 into chunks: no count; the chunk state starts at zero */
+        uint32_t *state = w.at<uint32_t>(l.chunk_state);
+        chunks.taken = state;
+        chunks.bin_items = state + CHUNK_ITEMS_AT;
+        chunks.of = state + CHUNK_TABLES_AT;
+        chunks.max_j = (uint32_t)l.max_j;
+        chunks.outside_end = (uint32_t)(l.slack + n);
+        if ((e = cudaMemsetAsync(state, 0, (CHUNK_TABLES_AT + (size_t)bins1 * l.max_j) * 4, stream)) != cudaSuccess)
+            return e;
+    } else {
+        if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
+            return e;
+        const unsigned hist_blocks =
+            (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * 16), 8u * sm_count());
+        hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
+        scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
+    }
     if (unordered)
         pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
-            false, queries, n, plan, offsets1, tile_start, cursor1, keys1, NULL, NULL, NULL, slots1);
+            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1);
     else
         pass_kernel<K, false, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
-            false, queries, n, plan, offsets1, tile_start, cursor1, keys1, slots1, sources1, NULL, NULL);
+            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL);
+    if (m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
+        scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(chunks.bin_items, bins1, offsets1, cursor1, tile_start, tile);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->in_span = offsets1 + bins1;
-    out->outside_positions = unordered ? slots1 : NULL;
+    out->outside_positions = unordered ? slots1 + l.slack : NULL;
     out->keys = keys1;
     out->slots1 = unordered ? NULL : slots1;
     out->slots2 = NULL;
@@ -464,17 +608,17 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     if ((e = cudaMemsetAsync(hist2, 0, (buckets + 1) * 4, stream)) != cudaSuccess)
         return e;
     const unsigned tiles = blocks_for(n, tile) + bins1; /* at most one partial tile per coarse bin */
-    hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, offsets1, tile_start, tile, hist2);
+    hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, m, tile, hist2);
     size_t scan_bytes = l.scan_bytes;
     if ((e = cub::DeviceScan::ExclusiveSum(w.ws + l.scan_temp, scan_bytes, hist2, cursor2, (int)(buckets + 1),
                                            stream)) != cudaSuccess)
         return e;
     if (unordered)
-        pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
-                                                                         cursor2, keys2, NULL, NULL, slots1, slots2);
+        pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, m, chunks, cursor2,
+                                                                                keys2, NULL, NULL, slots1, slots2);
     else
-        pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, offsets1, tile_start,
-                                                                          cursor2, keys2, slots2, sources2, NULL, NULL);
+        pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, m, chunks, cursor2,
+                                                                                 keys2, slots2, sources2, NULL, NULL);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->keys = keys2;
@@ -496,7 +640,7 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
     cudaError_t e = allow_shared(restore_kernel<K, KEYS, ITEMS>, bytes);
     if (e != cudaSuccess)
         return e;
-    const uint32_t *offsets1 = w.at<uint32_t>(l.offsets1), *tile_start = w.at<uint32_t>(l.tile_start);
+    const pass2_tiles m = tiles_of(w, plan, n);
     if (part->slots2) {
         /* the step of pass 2 first: results of final slots into pass-1 slot order (the pass-2 keys'
          * buffer takes the values, the pass-1 keys' the keys), then the pass 1 step reads them */
@@ -504,7 +648,7 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
         uint8_t *mid_found = w.at<uint8_t>(l.found_tmp);
         const unsigned tiles = blocks_for(n, tile) + (1u << plan.bits1);
         restore_kernel<K, KEYS, ITEMS><<<tiles, PSA_THREADS, bytes, stream>>>(
-            true, n, plan, offsets1, tile_start, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
+            true, n, m, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
             values_out ? mid_values : NULL, mid_keys, mid_found, below);
         values = mid_values;
         keys = mid_keys;
@@ -513,7 +657,7 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
             return e;
     }
     restore_kernel<K, KEYS, ITEMS><<<blocks_for(n, tile), PSA_THREADS, bytes, stream>>>(
-        false, n, plan, offsets1, tile_start, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
+        false, n, m, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
         keys_out, found_out, below);
     return cudaGetLastError();
 }

@@ -30,6 +30,20 @@ static inline unsigned psa_pass_items(unsigned key_bits, unsigned window)
 {
     return key_bits == 32 && window >= PSA_ITEMS_LARGE_WINDOW ? PSA_ITEMS_LARGE : PSA_ITEMS;
 }
+/* Two-pass plans of windows of PSA_CHUNKED_MIN_WINDOW queries or more run pass 1 without a count of
+ * its bins first: each coarse bin fills chunks of one tile's size taken in turn from a global
+ * counter (psa_partition.cu, "Pass 1 into chunks"), and pass 2's tiles are those chunks. It saves
+ * the count's read of the window (a quarter of the passes' reads) at the price of (2^PSA_MAX_PASS1_BITS)
+ * tiles of slack in pass 1's arrays, which smaller windows would feel. Not below
+ * PSA_ITEMS_LARGE_WINDOW: a chunked window's tile size is then that of every window at least as
+ * large (the workspace layout depends on it). */
+#ifndef PSA_CHUNKED_MIN_WINDOW
+#define PSA_CHUNKED_MIN_WINDOW (1u << 23)
+#endif
+static inline int psa_pass1_chunked(unsigned window, unsigned bits2)
+{
+    return bits2 > 0 && window >= PSA_CHUNKED_MIN_WINDOW;
+}
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
 #ifndef PSA_MIN_BLOCKS

@@ -521,6 +521,55 @@ static void test_psa_large_tiles(void **state)
     }
 }
 
+/* Windows of PSA_CHUNKED_MIN_WINDOW queries or more under two-pass plans: pass 1 runs without a
+ * count, into chunks taken in turn, and pass 2 takes the chunks as its tiles (psa_partition.cu, "Pass
+ * 1 into chunks"). Both widths; plans of 16 bits (8 + 8) and of 19 (9 + 10: every pass-1 bin the
+ * shared arrays hold); queries spread over every bin (hits, misses, below and above the span), and
+ * queries crowded into one bucket (one bin takes most chunks, the outside bin the rest); query 0 and
+ * the maximum among them. Against the CPU engine in query order, unordered (every position once) and
+ * for lower bounds. */
+static void test_psa_chunked(void **state)
+{
+    (void)state;
+    uint64_t rng = 37;
+    assert_true(psa_pass1_chunked(PSA_CHUNKED_MIN_WINDOW, 8));
+    assert_false(psa_pass1_chunked(PSA_CHUNKED_MIN_WINDOW - 1, 8));
+    assert_false(psa_pass1_chunked(PSA_CHUNKED_MIN_WINDOW, 0)); /* one pass: pass 1 is the layout */
+    for (unsigned w = 0; w < 2; w++)
+        for (int shape = 0; shape < 2; shape++) {
+            if (quick() && (w || shape)) /* (under the sanitizers one case: 2^23 queries are slow there) */
+                continue;
+            const uint32_t bits = w ? 64 : 32;
+            tu_model m;
+            tu_model_make(&m, bits, quick() ? 1u << 16 : 1u << 20, TU_UNIFORM, &rng);
+            harmonia_tree *t = build(&m, w ? 16 : 32, 16, &rng);
+            const uint64_t n = (uint64_t)PSA_CHUNKED_MIN_WINDOW + 777;
+            void *q = make_queries(&m, n, &rng);
+            if (shape == 1) /* crowded: 7 queries in 8 among 64 neighbouring keys */
+                for (uint64_t i = 0; i < n; i++)
+                    if (tu_next(&rng) % 8)
+                        tu_set(q, bits, i, m.keys[m.n / 2 + tu_next(&rng) % 64]);
+            tu_set(q, bits, 0, 0);
+            tu_set(q, bits, 1, tu_mask(bits));
+            tu_set(q, bits, n - 1, tu_mask(bits));
+            const uint32_t plan_bits[] = {16, 19};
+            for (unsigned pb = 0; pb < 2; pb++) {
+                if (quick() && pb > 0)
+                    continue;
+                config_psa_bits = plan_bits[pb];
+                check_lookups(t, bits, q, n, 0, 1, 0, 1, 1); /* unordered: the outside bin's region too */
+                if (!quick()) {
+                    check_lookups(t, bits, q, n, 0, 1, 0, 1, 0);
+                    check_lower_bounds(t, bits, q, n, 0, 1, 0, 1);
+                }
+            }
+            config_psa_bits = 0;
+            free(q);
+            harmonia_free(t);
+            tu_model_free(&m);
+        }
+}
+
 /* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA by
  * radix sort then the plain descent (psa_sort.cu), with PSA auto; against the CPU engine, every
  * position once. Shapes: uniform keys, and a narrow band near the maximum (the sort's bits sit
@@ -1149,6 +1198,7 @@ int main(void)
         cmocka_unit_test(test_key_shapes),
         cmocka_unit_test(test_psa_partition),
         cmocka_unit_test(test_psa_large_tiles),
+        cmocka_unit_test(test_psa_chunked),
         cmocka_unit_test(test_sparse_unordered),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_device_copy_life_cycle),
