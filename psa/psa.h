@@ -17,6 +17,10 @@
  *   pass 2     : inside each coarse bin, grouped by the low bits2 bits (bits = bits1 + bits2; with
  *                bits2 = 0 there is one pass).
  *
+ * Large windows (psa_pass1_chunked) run pass 1 of a two-pass plan without counting its bins first:
+ * each bin fills chunks of one tile's slots taken in turn from a global counter, and pass 2 takes
+ * each bin's chunks in order as its tiles (psa_partition.cu, "Pass 1 into chunks").
+ *
  * After the passes the keys are grouped by bucket in increasing bucket order (the order inside a
  * bucket is arbitrary), which is all the search needs: a tile of consecutive slots covers a few
  * neighbouring buckets, hence a short run of leaves (ntg/).
