@@ -190,7 +190,10 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     }
     if (c->psa) {
         psa_partitioned part;
-        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered, scratch->workspace,
+        /* unordered: the passes write the caller's positions themselves (the search then need not
+         * read and write them again) */
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered,
+                                      c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, scratch->workspace,
                                       scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;

@@ -84,7 +84,10 @@ cudaError_t ntg_build_bucket_table(const ntg_view *view, const psa_plan *plan, u
  * word; NULL: all n) are searched, results in slot order: found_out[j], values_out[j] (may be
  * NULL), keys_out[j] (lower bounds; may be NULL). Unordered results (positions_out non-NULL):
  * positions_out[j] = position_base + positions[j] for searched slots, and the slots from *in_span
- * on (queries outside the keys' span) get not found and position_base + outside_positions[j].
+ * on (queries outside the keys' span) get not found and position_base + outside_positions[j];
+ * with positions and outside_positions both NULL, positions_out already holds every slot's position
+ * (psa_partition wrote it) and the search writes values and found flags only, those of the slots
+ * outside the span included.
  * Asynchronous on stream. */
 cudaError_t ntg_launch_search_partitioned(const ntg_view *view, const psa_plan *plan, const uint32_t *table,
                                           bool lower_bound, const void *keys, uint32_t n, const uint32_t *in_span,

@@ -61,7 +61,8 @@ __device__ __forceinline__ void outside_slots(uint64_t first, uint64_t end, K *_
         if (values_out)
             values_out[j] = 0;
         found_out[j] = 0;
-        positions_out[j] = position_base + outside_positions[j];
+        if (outside_positions)
+            positions_out[j] = position_base + outside_positions[j];
     }
 }
 
@@ -294,7 +295,7 @@ search_kernel(const ntg_view v, psa_plan plan, const uint32_t *__restrict__ tabl
         if (LOWER_BOUND && keys_out)
             keys_out[j] = key[k];
         found_out[j] = value_at[k] != NO_VALUE;
-        if (positions_out)
+        if (positions_out && positions)
             positions_out[j] = position_base + positions[j];
     }
 }
@@ -330,7 +331,9 @@ extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const ps
 {
     if (n == 0)
         return cudaSuccess;
-    if (!found_out || v->n_keys == 0 || (positions_out && (!positions || (in_span && !outside_positions))))
+    /* unordered: positions for every slot, or none (the partition wrote them) */
+    if (!found_out || v->n_keys == 0 ||
+        (positions_out && (positions ? in_span && !outside_positions : outside_positions != NULL)))
         return cudaErrorInvalidValue;
     /* dense windows: the lean kernel of NTG_PS_ITEMS slots a thread; sparse ones: small tiles searched
      * in chunks (ntg_policy.h) */

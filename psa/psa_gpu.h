@@ -27,7 +27,8 @@ typedef struct psa_partitioned {
     const uint32_t *slots1, *slots2; /* ordered windows (NULL for unordered ones) */
     const uint32_t *positions;       /* unordered: the window-relative query index of each slot
                                         below *in_span ... */
-    const uint32_t *outside_positions; /* ... and of each slot from *in_span on */
+    const uint32_t *outside_positions; /* ... and of each slot from *in_span on (both NULL when the
+                                          partition wrote them to the caller's positions_out) */
     /* for psa_restore */
     psa_plan plan;
     uint32_t n;
@@ -49,9 +50,15 @@ cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_
 psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_t window);
 
 /* Partitions n queries (device array of the key width) under plan, on stream. unordered: record
- * positions instead of maps. Asynchronous; errors are launch errors. */
+ * positions instead of maps; with positions_out (unordered only, else NULL) the passes write each
+ * slot's final position there themselves, positions_out[slot] = position_base + the query's index
+ * in the window (64-bit words, every slot of the window, those outside the span included), and
+ * out->positions and out->outside_positions are NULL: the search then writes values and found flags
+ * only (ntg_launch_search_partitioned), which saves it a read and a write of every position.
+ * Asynchronous; errors are launch errors. */
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,
-                          void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
+                          uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
+                          psa_partitioned *out, cudaStream_t stream);
 
 /* PSA by radix sort (psa_sort.cu), for sparse windows with unordered results: the n queries copied
  * to keys_a with their positions 0 .. n-1, radix-sorted with CUB on the top psa_sort_bits(key_bits) bits where

@@ -355,19 +355,30 @@ template <typename K, int ITEMS> struct pass_shared {
     uint32_t source[PSA_THREADS * ITEMS];
 };
 
+/* Where an unordered window's final positions go when the partition writes them itself (the
+ * caller's 64-bit positions, psa_partition's positions_out): final_out[slot - shift] = base + the
+ * query index, for the queries outside the span (shift: where their region starts, less *in_span)
+ * and, in the pass that makes the final layout (in_span_final), for the others. */
+struct final_positions {
+    uint64_t *out;
+    uint64_t base;
+    uint32_t outside_shift;
+    bool in_span_final;
+};
+
 /* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
  * one coarse bin. Each item gets slot base[bin] + rank, one global atomic add per non-empty bin
  * reserving the tile's run. The tile leaves grouped by bin through shared memory, so each bin's run
  * is written whole: keys_out[slot] = key, and for each grouped position p of the tile (t.begin + p)
  * an ordered window records slots[p] = the slot and sources[p] = the item's index in the tile (what
  * the restore step reads back, coalesced), an unordered one carries the query index to
- * positions_out[slot]. */
+ * positions_out[slot], or where it is final, to the caller's positions (fin). */
 template <typename K, bool UNORDERED, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
 pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan, pass2_tiles m,
             pass1_chunks chunks, uint32_t *__restrict__ cursor, K *__restrict__ keys_out,
             uint32_t *__restrict__ slots, uint16_t *__restrict__ sources, const uint32_t *__restrict__ positions_in,
-            uint32_t *__restrict__ positions_out)
+            uint32_t *__restrict__ positions_out, final_positions fin)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     pass_shared<K, ITEMS> &sh = *reinterpret_cast<pass_shared<K, ITEMS> *>(shared_bytes);
@@ -376,19 +387,17 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         return; /* block-uniform */
     const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
     uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
-    /* pass 2 of an unordered window loads the query indices with the keys rather than after the
-     * grouping (one dependent load less), where the registers allow: not with 16 items a thread */
-    constexpr bool EARLY_POSITIONS = UNORDERED && ITEMS <= PSA_ITEMS;
+    /* (pass 2 of an unordered window loads its query indices in the scatter below: loaded with the
+     * keys instead, they cost registers — measured with the positions written by the passes, 64-bit
+     * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes") */
     K key[ITEMS];
     bool valid[ITEMS];
-    uint32_t bin[ITEMS], rank[ITEMS], pos[EARLY_POSITIONS ? ITEMS : 1];
+    uint32_t bin[ITEMS], rank[ITEMS];
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
         valid[k] = s < t.end;
         key[k] = valid[k] ? keys_in[s] : (K)0;
-        if (EARLY_POSITIONS)
-            pos[EARLY_POSITIONS ? k : 0] = second && valid[k] ? positions_in[s] : 0u;
         bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
     }
     group_tile(bin, valid, bins, sh.counts, sh.offsets, sh.scan_temp, rank);
@@ -406,9 +415,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
             const uint32_t at = sh.offsets[bin[k]] + rank[k];
             const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
             sh.keys[at] = key[k];
-            sh.source[at] = !UNORDERED ? local
-                            : !second  ? t.begin + local
-                                       : (EARLY_POSITIONS ? pos[EARLY_POSITIONS ? k : 0] : positions_in[t.begin + local]);
+            sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
         }
     __syncthreads();
     const uint32_t count = t.end - t.begin;
@@ -421,7 +428,11 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         if (!out_of_span)
             keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
         if (UNORDERED) {
-            positions_out[slot] = sh.source[at];
+            const uint32_t query = sh.source[at];
+            if (fin.out && (out_of_span || fin.in_span_final))
+                fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
+            else
+                positions_out[slot] = query;
         } else {
             slots[t.begin + at] = out_of_span ? ((uint64_t)q > plan.key_max ? SLOT_ABOVE : SLOT_BELOW) : slot;
             sources[t.begin + at] = (uint16_t)sh.source[at];
@@ -546,8 +557,9 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 }
 
 template <typename K, int ITEMS>
-cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, bool unordered, const parts &w,
-                            psa_partitioned *out, cudaStream_t stream)
+cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, bool unordered,
+                            uint64_t *positions_out, uint64_t position_base, const parts &w, psa_partitioned *out,
+                            cudaStream_t stream)
 {
     const layout &l = w.l;
     K *keys1 = w.at<K>(l.keys1), *keys2 = w.at<K>(l.keys2);
@@ -562,6 +574,12 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const size_t pass_bytes = sizeof(pass_shared<K, ITEMS>);
     const pass2_tiles m = tiles_of(w, plan, n);
     pass1_chunks chunks = {NULL, NULL, NULL, 0, 0};
+    /* the caller's positions, written by the passes (unordered windows that ask for it): pass 1
+     * writes the outside queries' (their region starts at slot slack + *in_span after a chunked pass
+     * 1) and, for one-pass plans, every one; pass 2 the others */
+    final_positions fin1 = {unordered ? positions_out : NULL, position_base, (uint32_t)(m.chunk_of ? l.slack : 0),
+                            !two_passes};
+    final_positions fin2 = {unordered ? positions_out : NULL, position_base, 0, true};
     cudaError_t e;
     if ((e = allow_shared(pass_kernel<K, false, ITEMS>, pass_bytes)) != cudaSuccess ||
         (e = allow_shared(pass_kernel<K, true, ITEMS>, pass_bytes)) != cudaSuccess)
@@ -586,20 +604,20 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     }
     if (unordered)
         pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
-            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1);
+            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1, fin1);
     else
         pass_kernel<K, false, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
-            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL);
+            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL, fin1);
     if (m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(chunks.bin_items, bins1, offsets1, cursor1, tile_start, tile);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->in_span = offsets1 + bins1;
-    out->outside_positions = unordered ? slots1 + l.slack : NULL;
+    out->outside_positions = unordered && !fin1.out ? slots1 + l.slack : NULL;
     out->keys = keys1;
     out->slots1 = unordered ? NULL : slots1;
     out->slots2 = NULL;
-    out->positions = unordered ? slots1 : NULL;
+    out->positions = unordered && !fin1.out ? slots1 : NULL;
     if (!two_passes)
         return cudaSuccess;
 
@@ -614,16 +632,16 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
                                            stream)) != cudaSuccess)
         return e;
     if (unordered)
-        pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, m, chunks, cursor2,
-                                                                                keys2, NULL, NULL, slots1, slots2);
+        pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(
+            true, keys1, n, plan, m, chunks, cursor2, keys2, NULL, NULL, slots1, slots2, fin2);
     else
-        pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(true, keys1, n, plan, m, chunks, cursor2,
-                                                                                 keys2, slots2, sources2, NULL, NULL);
+        pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(
+            true, keys1, n, plan, m, chunks, cursor2, keys2, slots2, sources2, NULL, NULL, fin2);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->keys = keys2;
     out->slots2 = unordered ? NULL : slots2;
-    out->positions = unordered ? slots2 : NULL;
+    out->positions = unordered && !fin2.out ? slots2 : NULL;
     return cudaSuccess;
 }
 
@@ -691,7 +709,8 @@ extern "C" cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity,
 }
 
 extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                                     bool unordered, void *workspace, size_t workspace_bytes, psa_partitioned *out,
+                                     bool unordered, uint64_t *positions_out, uint64_t position_base,
+                                     void *workspace, size_t workspace_bytes, psa_partitioned *out,
                                      cudaStream_t stream)
 {
     if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
@@ -715,10 +734,12 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
     }
     if (key_bits == 32) /* (psa_pass_items gives PSA_ITEMS_LARGE to 32-bit keys only) */
         return out->tile_items == PSA_ITEMS_LARGE
-                   ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, unordered, w, out,
-                                                                stream)
-                   : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, unordered, w, out, stream);
-    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, unordered, w, out, stream);
+                   ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, unordered,
+                                                                positions_out, position_base, w, out, stream)
+                   : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, unordered,
+                                                          positions_out, position_base, w, out, stream);
+    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, unordered, positions_out,
+                                                position_base, w, out, stream);
 }
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,
