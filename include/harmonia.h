@@ -297,7 +297,8 @@ typedef struct harmonia_query_config {
                                   measured in bench/NOTES.md); off for
                                   smaller or sparser windows, which the descent kernels serve */
     uint64_t psa_window;       /* queries partitioned together; 0 = device arrays: up to 2^27 (less
-                                  when half the free GPU memory cannot hold ~40 bytes a query);
+                                  when half the free GPU memory cannot hold ~40 bytes a query, and
+                                  from 2^23 queries on about 0.2 GB more);
                                   host arrays: sized so that a window's results stay in L2 */
     uint32_t psa_bits;         /* bucket bits of the partition; 0 = buckets of about 8 KiB of leaf keys
                                   (at most 19 bits, at most the width of the keys' span) */

@@ -69,7 +69,8 @@ static inline int psa_pass1_chunked(unsigned window, unsigned bits2)
  * 128 and 256; results in query order no slower. */
 #define PSA_BUCKET_BYTES 8192u
 
-/* The largest window partitioned at once (its scratch is about 40 bytes per query). */
+/* The largest window partitioned at once (its scratch is about 40 bytes per query; windows of
+ * PSA_CHUNKED_MIN_WINDOW or more add the chunks' slack and table, about 0.2 GB). */
 #define PSA_MAX_WINDOW (1u << 27)
 /* The smallest window buffers a call sizes (smaller batches still get buffers of this many). */
 #define PSA_MIN_WINDOW 1024u
