@@ -190,26 +190,22 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     }
     if (c->psa) {
         psa_partitioned part;
-        /* unordered: the passes write the caller's positions themselves (the search then need not
-         * read and write them again) */
-        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered,
-                                      c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, scratch->workspace,
-                                      scratch->workspace_bytes, &part, stream);
+        /* unordered: the passes write the caller's positions themselves */
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered ? (uint64_t *)d_out[2] : NULL,
+                                      position_base, scratch->workspace, scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
         const bool lower_bound = c->op == OP_LOWER_BOUND;
         if (c->unordered)
             return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, part.in_span,
-                                                 d_out[0], NULL, (uint8_t *)d_out[1], part.positions,
-                                                 part.outside_positions, (uint64_t *)d_out[2], position_base, stream);
+                                                 d_out[0], NULL, (uint8_t *)d_out[1], true, stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found */
         void *values_out = lower_bound ? d_out[1] : d_out[0];
         void *keys_out = lower_bound ? d_out[0] : NULL;
         uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
         e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
                                           values_out ? scratch->slot_values : NULL,
-                                          keys_out ? scratch->slot_keys : NULL, scratch->slot_found, NULL, NULL, NULL,
-                                          0, stream);
+                                          keys_out ? scratch->slot_keys : NULL, scratch->slot_found, false, stream);
         /* queries below the smallest key: a lower bound finds it */
         const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
         if (e == cudaSuccess)

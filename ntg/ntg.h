@@ -82,18 +82,13 @@ cudaError_t ntg_build_bucket_table(const ntg_view *view, const psa_plan *plan, u
 /* Point lookups (lower_bound false) or lower bounds of a partitioned window of n slots (psa.h: keys
  * grouped by bucket in bucket order) of a tree with n_keys > 0. Slots below *in_span (a device
  * word; NULL: all n) are searched, results in slot order: found_out[j], values_out[j] (may be
- * NULL), keys_out[j] (lower bounds; may be NULL). Unordered results (positions_out non-NULL):
- * positions_out[j] = position_base + positions[j] for searched slots, and the slots from *in_span
- * on (queries outside the keys' span) get not found and position_base + outside_positions[j];
- * with positions and outside_positions both NULL, positions_out already holds every slot's position
- * (psa_partition wrote it) and the search writes values and found flags only, those of the slots
- * outside the span included.
- * Asynchronous on stream. */
+ * NULL), keys_out[j] (lower bounds; may be NULL). unordered: these are the caller's results (the
+ * partition wrote each slot's position), so the slots from *in_span on (queries outside the keys'
+ * span) get not found too; otherwise the restore answers them. Asynchronous on stream. */
 cudaError_t ntg_launch_search_partitioned(const ntg_view *view, const psa_plan *plan, const uint32_t *table,
                                           bool lower_bound, const void *keys, uint32_t n, const uint32_t *in_span,
-                                          void *values_out, void *keys_out, uint8_t *found_out,
-                                          const uint32_t *positions, const uint32_t *outside_positions,
-                                          uint64_t *positions_out, uint64_t position_base, cudaStream_t stream);
+                                          void *values_out, void *keys_out, uint8_t *found_out, bool unordered,
+                                          cudaStream_t stream);
 
 #ifdef __cplusplus
 }

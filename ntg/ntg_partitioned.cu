@@ -50,19 +50,15 @@ template <typename K> struct stage_shape {
 
 
 /* Unordered results of the tile's slots from `first` on, which hold queries outside the span: not
- * found, and their positions. */
+ * found (their positions the partition wrote). */
 template <typename K>
 __device__ __forceinline__ void outside_slots(uint64_t first, uint64_t end, K *__restrict__ values_out,
-                                              uint8_t *__restrict__ found_out,
-                                              const uint32_t *__restrict__ outside_positions,
-                                              uint64_t *__restrict__ positions_out, uint64_t position_base)
+                                              uint8_t *__restrict__ found_out)
 {
     for (uint64_t j = first + threadIdx.x; j < end; j += NTG_PS_THREADS) {
         if (values_out)
             values_out[j] = 0;
         found_out[j] = 0;
-        if (outside_positions)
-            positions_out[j] = position_base + outside_positions[j];
     }
 }
 
@@ -203,9 +199,7 @@ template <typename K, bool LOWER_BOUND, int ITEMS, bool CHUNKED>
 __global__ void __launch_bounds__(NTG_PS_THREADS, CHUNKED ? NTG_PS_SPARSE_MIN_BLOCKS : NTG_PS_MIN_BLOCKS)
 search_kernel(const ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
               uint32_t n, const uint32_t *__restrict__ in_span, K *__restrict__ values_out, K *__restrict__ keys_out,
-              uint8_t *__restrict__ found_out, const uint32_t *__restrict__ positions,
-              const uint32_t *__restrict__ outside_positions, uint64_t *__restrict__ positions_out,
-              uint64_t position_base)
+              uint8_t *__restrict__ found_out, bool unordered)
 {
     __shared__ __align__(16) K stage[stage_shape<K>::keys];
     __shared__ K firsts[stage_shape<K>::firsts];
@@ -216,9 +210,8 @@ search_kernel(const ntg_view v, psa_plan plan, const uint32_t *__restrict__ tabl
     /* slots from *in_span on hold queries outside the span: only unordered results need them */
     const uint32_t searched = in_span ? *in_span : n;
     const uint64_t tile_end = n - tile < (NTG_PS_THREADS * ITEMS) ? n : tile + (NTG_PS_THREADS * ITEMS);
-    if (positions_out && tile_end > searched)
-        outside_slots<K>(tile > searched ? tile : searched, tile_end, values_out, found_out, outside_positions,
-                         positions_out, position_base);
+    if (unordered && tile_end > searched)
+        outside_slots<K>(tile > searched ? tile : searched, tile_end, values_out, found_out);
     if (tile >= searched)
         return; /* block-uniform */
     const uint32_t in_tile = searched - tile < (NTG_PS_THREADS * ITEMS) ? (uint32_t)(searched - tile) : (NTG_PS_THREADS * ITEMS);
@@ -295,8 +288,6 @@ search_kernel(const ntg_view v, psa_plan plan, const uint32_t *__restrict__ tabl
         if (LOWER_BOUND && keys_out)
             keys_out[j] = key[k];
         found_out[j] = value_at[k] != NO_VALUE;
-        if (positions_out && positions)
-            positions_out[j] = position_base + positions[j];
     }
 }
 
@@ -325,15 +316,11 @@ extern "C" cudaError_t ntg_build_bucket_table(const ntg_view *v, const psa_plan 
 extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const psa_plan *plan, const uint32_t *table,
                                                      bool lower_bound, const void *queries, uint32_t n,
                                                      const uint32_t *in_span, void *values_out, void *keys_out,
-                                                     uint8_t *found_out, const uint32_t *positions,
-                                                     const uint32_t *outside_positions, uint64_t *positions_out,
-                                                     uint64_t position_base, cudaStream_t stream)
+                                                     uint8_t *found_out, bool unordered, cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
-    /* unordered: positions for every slot, or none (the partition wrote them) */
-    if (!found_out || v->n_keys == 0 ||
-        (positions_out && (positions ? in_span && !outside_positions : outside_positions != NULL)))
+    if (!found_out || v->n_keys == 0)
         return cudaErrorInvalidValue;
     /* dense windows: the lean kernel of NTG_PS_ITEMS slots a thread; sparse ones: small tiles searched
      * in chunks (ntg_policy.h) */
@@ -345,11 +332,11 @@ extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const ps
         if (dense)                                                                                              \
             search_kernel<K, LB, NTG_PS_ITEMS, false><<<blocks, NTG_PS_THREADS, 0, stream>>>(                   \
                 *v, *plan, table, (const K *)queries, n, in_span, (K *)values_out, LB ? (K *)keys_out : NULL,     \
-                found_out, positions, outside_positions, positions_out, position_base);                         \
+                found_out, unordered);                                                                          \
         else                                                                                                    \
             search_kernel<K, LB, NTG_PS_SPARSE_ITEMS, true><<<blocks, NTG_PS_THREADS, 0, stream>>>(             \
                 *v, *plan, table, (const K *)queries, n, in_span, (K *)values_out, LB ? (K *)keys_out : NULL,     \
-                found_out, positions, outside_positions, positions_out, position_base);                         \
+                found_out, unordered);                                                                          \
     } while (0)
     if (v->key_bits == 32) {
         if (lower_bound)

@@ -16,19 +16,16 @@ static inline size_t psa_align_up(size_t x) { return (x + PSA_ALIGN - 1) & ~(siz
  * queries under `plan` (key arrays, maps, bin counters, CUB scan scratch), carved from one buffer. */
 cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_plan *plan, size_t *bytes_out);
 
-/* Where a partitioned window is: keys in bucket order, and either what the restore reads (per pass,
- * for each grouped tile position, its slot and its item's place in the tile; slots2 == NULL after
- * one pass) or, for unordered results, each slot's query index. The pointers point into the
- * workspace and stay valid until it is used again; psa_restore needs the rest. */
+/* Where a partitioned window is: keys in bucket order, and what the restore reads (ordered windows:
+ * per pass, for each grouped tile position, its slot and its item's place in the tile; slots2 ==
+ * NULL after one pass; unordered windows have their positions in the caller's array already). The
+ * pointers point into the workspace and stay valid until it is used again; psa_restore needs the
+ * rest. */
 typedef struct psa_partitioned {
     const void *keys;
     const uint32_t *in_span;         /* device: the queries inside [key_min, key_max], at slots
                                         0 .. *in_span - 1; those outside follow, unsearched */
     const uint32_t *slots1, *slots2; /* ordered windows (NULL for unordered ones) */
-    const uint32_t *positions;       /* unordered: the window-relative query index of each slot
-                                        below *in_span ... */
-    const uint32_t *outside_positions; /* ... and of each slot from *in_span on (both NULL when the
-                                          partition wrote them to the caller's positions_out) */
     /* for psa_restore */
     psa_plan plan;
     uint32_t n;
@@ -49,14 +46,13 @@ typedef struct psa_scratch {
 cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out);
 psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_t window);
 
-/* Partitions n queries (device array of the key width) under plan, on stream. unordered: record
- * positions instead of maps; with positions_out (unordered only, else NULL) the passes write each
- * slot's final position there themselves, positions_out[slot] = position_base + the query's index
- * in the window (64-bit words, every slot of the window, those outside the span included), and
- * out->positions and out->outside_positions are NULL: the search then writes values and found flags
- * only (ntg_launch_search_partitioned), which saves it a read and a write of every position.
- * Asynchronous; errors are launch errors. */
-cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, bool unordered,
+/* Partitions n queries (device array of the key width) under plan, on stream. Ordered windows
+ * (positions_out NULL) record the maps the restore reads. Unordered windows (positions_out: the
+ * caller's array of n 64-bit words) carry each query's index through the passes instead, and the
+ * pass that makes a slot final writes positions_out[slot] = position_base + the query's index in the
+ * window (every slot, those outside the span included): the search then writes values and found
+ * flags only (ntg_launch_search_partitioned, unordered). Asynchronous; errors are launch errors. */
+cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
                           uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
                           psa_partitioned *out, cudaStream_t stream);
 

@@ -355,10 +355,11 @@ template <typename K, int ITEMS> struct pass_shared {
     uint32_t source[PSA_THREADS * ITEMS];
 };
 
-/* Where an unordered window's final positions go when the partition writes them itself (the
- * caller's 64-bit positions, psa_partition's positions_out): final_out[slot - shift] = base + the
- * query index, for the queries outside the span (shift: where their region starts, less *in_span)
- * and, in the pass that makes the final layout (in_span_final), for the others. */
+/* Where an unordered window's final positions go (the caller's 64-bit positions, psa_partition's
+ * positions_out): out[slot - outside_shift] = base + the query index for the queries outside the
+ * span (outside_shift: where their region starts, less *in_span), and out[slot] for the others in
+ * the pass that makes the final layout (in_span_final); an earlier pass carries the index to pass
+ * 2 in positions_out[slot] (32 bits). */
 struct final_positions {
     uint64_t *out;
     uint64_t base;
@@ -372,7 +373,7 @@ struct final_positions {
  * is written whole: keys_out[slot] = key, and for each grouped position p of the tile (t.begin + p)
  * an ordered window records slots[p] = the slot and sources[p] = the item's index in the tile (what
  * the restore step reads back, coalesced), an unordered one carries the query index to
- * positions_out[slot], or where it is final, to the caller's positions (fin). */
+ * positions_out[slot] for pass 2, or where the slot is final, to the caller's positions (fin). */
 template <typename K, bool UNORDERED, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
 pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan, pass2_tiles m,
@@ -429,7 +430,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
             keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
         if (UNORDERED) {
             const uint32_t query = sh.source[at];
-            if (fin.out && (out_of_span || fin.in_span_final))
+            if (out_of_span || fin.in_span_final)
                 fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
             else
                 positions_out[slot] = query;
@@ -557,9 +558,8 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 }
 
 template <typename K, int ITEMS>
-cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, bool unordered,
-                            uint64_t *positions_out, uint64_t position_base, const parts &w, psa_partitioned *out,
-                            cudaStream_t stream)
+cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, uint64_t *positions_out,
+                            uint64_t position_base, const parts &w, psa_partitioned *out, cudaStream_t stream)
 {
     const layout &l = w.l;
     K *keys1 = w.at<K>(l.keys1), *keys2 = w.at<K>(l.keys2);
@@ -574,12 +574,12 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const size_t pass_bytes = sizeof(pass_shared<K, ITEMS>);
     const pass2_tiles m = tiles_of(w, plan, n);
     pass1_chunks chunks = {NULL, NULL, NULL, 0, 0};
-    /* the caller's positions, written by the passes (unordered windows that ask for it): pass 1
-     * writes the outside queries' (their region starts at slot slack + *in_span after a chunked pass
-     * 1) and, for one-pass plans, every one; pass 2 the others */
-    final_positions fin1 = {unordered ? positions_out : NULL, position_base, (uint32_t)(m.chunk_of ? l.slack : 0),
-                            !two_passes};
-    final_positions fin2 = {unordered ? positions_out : NULL, position_base, 0, true};
+    /* unordered: the caller's positions, written by the passes: pass 1 writes the outside queries'
+     * (their region starts at slot slack + *in_span after a chunked pass 1) and, for one-pass plans,
+     * every one; pass 2 the others */
+    const bool unordered = positions_out != NULL;
+    const final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes};
+    const final_positions fin2 = {positions_out, position_base, 0, true};
     cudaError_t e;
     if ((e = allow_shared(pass_kernel<K, false, ITEMS>, pass_bytes)) != cudaSuccess ||
         (e = allow_shared(pass_kernel<K, true, ITEMS>, pass_bytes)) != cudaSuccess)
@@ -613,11 +613,9 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->in_span = offsets1 + bins1;
-    out->outside_positions = unordered && !fin1.out ? slots1 + l.slack : NULL;
     out->keys = keys1;
     out->slots1 = unordered ? NULL : slots1;
     out->slots2 = NULL;
-    out->positions = unordered && !fin1.out ? slots1 : NULL;
     if (!two_passes)
         return cudaSuccess;
 
@@ -641,7 +639,6 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
         return e;
     out->keys = keys2;
     out->slots2 = unordered ? NULL : slots2;
-    out->positions = unordered && !fin2.out ? slots2 : NULL;
     return cudaSuccess;
 }
 
@@ -709,9 +706,8 @@ extern "C" cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity,
 }
 
 extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                                     bool unordered, uint64_t *positions_out, uint64_t position_base,
-                                     void *workspace, size_t workspace_bytes, psa_partitioned *out,
-                                     cudaStream_t stream)
+                                     uint64_t *positions_out, uint64_t position_base, void *workspace,
+                                     size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream)
 {
     if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
         return cudaErrorInvalidValue;
@@ -729,17 +725,17 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
     if (n == 0) {
         out->keys = queries;
         out->in_span = NULL;
-        out->slots1 = out->slots2 = out->positions = out->outside_positions = NULL;
+        out->slots1 = out->slots2 = NULL;
         return cudaSuccess;
     }
     if (key_bits == 32) /* (psa_pass_items gives PSA_ITEMS_LARGE to 32-bit keys only) */
         return out->tile_items == PSA_ITEMS_LARGE
-                   ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, unordered,
-                                                                positions_out, position_base, w, out, stream)
-                   : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, unordered,
-                                                          positions_out, position_base, w, out, stream);
-    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, unordered, positions_out,
-                                                position_base, w, out, stream);
+                   ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, positions_out,
+                                                                position_base, w, out, stream)
+                   : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, positions_out,
+                                                          position_base, w, out, stream);
+    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, position_base, w,
+                                                out, stream);
 }
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,
