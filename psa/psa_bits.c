@@ -62,8 +62,8 @@ psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, ui
         plan.bits1 = bits;
         plan.bits2 = 0;
     } else { /* two passes, the bits split evenly (fewer bins per pass: longer runs per tile), the
-                odd bit to pass 2, whose tiles hold one coarse bin (measured: 8 + 9 beat 9 + 8) */
-        plan.bits1 = bits / 2;
+                odd bit where PSA_ODD_BIT_PASS says (psa_policy.h) */
+        plan.bits1 = PSA_ODD_BIT_PASS == 1 && bits - bits / 2 <= PSA_MAX_PASS1_BITS ? bits - bits / 2 : bits / 2;
         plan.bits2 = bits - plan.bits1;
     }
     return plan;

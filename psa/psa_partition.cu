@@ -10,6 +10,7 @@
  * the L2's random-access rate (about 68 G words/s) and cost more than the search itself. */
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
+#include <string.h>
 
 extern "C" {
 #include "psa/psa_gpu.h"
@@ -27,7 +28,8 @@ static_assert(PSA_MAX_BINS1 <= PSA_MAX_BINS, "pass 1's bins (with the outside bi
 namespace {
 
 /* Where each part of the workspace sits, for windows of up to `capacity` queries; sized for the
- * largest plan so that one allocation serves every plan. */
+ * largest plan so that one allocation serves every plan. sources2 (pass 2's item places, indexed by
+ * pass-1 slot) carries the fine bins from pass 1 to pass 2's count first (psa_fine_bytes). */
 struct layout {
     size_t keys1, keys2, slots1, slots2, sources1, sources2, found_tmp, hist1, offsets1, cursor1, tile_start, hist2, cursor2,
         scan_temp, scan_bytes, total;
@@ -77,6 +79,8 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     return e;
 }
 
+template <typename K> constexpr unsigned key_bits_of() { return (unsigned)sizeof(K) * 8u; }
+
 template <typename K> __device__ __forceinline__ bool outside(const psa_plan &plan, K q)
 {
     return (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
@@ -116,10 +120,9 @@ struct pass2_tiles {
     uint32_t max_j, bins1;
 };
 
-__device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t tile)
+__device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t tile, uint32_t id)
 {
     tile_place t = {0, 0, 0};
-    const uint32_t id = blockIdx.x;
     if (id >= m.tile_start[m.bins1])
         return t;
     uint32_t lo = 0, hi = m.bins1; /* the last bin c with tile_start[c] <= id */
@@ -149,7 +152,7 @@ __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const 
 {
     if (threadIdx.x == 0) {
         if (second) {
-            *shared_place = pass2_tile(m, tile);
+            *shared_place = pass2_tile(m, tile, blockIdx.x);
         } else {
             const uint64_t begin = (uint64_t)blockIdx.x * tile;
             shared_place->begin = (uint32_t)begin;
@@ -342,6 +345,82 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
             atomicAdd(&hist2[(t.coarse << plan.bits2) | b], counts[b]);
 }
 
+/* Pass-2 bin counts from the fine bins that pass 1 wrote beside its keys (fine[slot], F = uint8_t
+ * or uint16_t: psa_fine_bytes), not from the keys: 1 or 2 bytes a query read instead of 8 (bench/
+ * NOTES.md, "Pass 2's count from pass 1's fine bins"). Each block counts HIST2_TILES consecutive
+ * pass-2 tiles of HIST2_THREADS threads, each thread one run of consecutive fine bins, loaded in
+ * 16-byte vectors where the tile is aligned (a chunked pass 1's tiles are); the block adds its
+ * counts to hist2 once per coarse bin it met, not once a tile (the tile's 2^bits2 atomic adds,
+ * 2^8 a tile, would otherwise cost as much as the reads). */
+#define HIST2_THREADS 256
+#define HIST2_TILES 4
+#define HIST2_MAX_VECS 4 /* a thread's run: tile / HIST2_THREADS bins, at most 64 bytes */
+
+__device__ __forceinline__ void hist2_flush(uint32_t *counts, uint32_t bins, uint32_t coarse, uint32_t bits2,
+                                            uint32_t *__restrict__ hist2)
+{
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < bins; b += HIST2_THREADS) {
+        if (counts[b])
+            atomicAdd(&hist2[(coarse << bits2) | b], counts[b]);
+        counts[b] = 0;
+    }
+    __syncthreads();
+}
+
+template <typename F>
+__global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__restrict__ fine, psa_plan plan,
+                                                                   pass2_tiles m, uint32_t tile,
+                                                                   uint32_t *__restrict__ hist2)
+{
+    __shared__ uint32_t counts[PSA_MAX_BINS];
+    __shared__ tile_place place;
+    constexpr uint32_t per_vec = 16 / sizeof(F);
+    const uint32_t bins = 1u << plan.bits2;
+    const uint32_t run = tile / HIST2_THREADS; /* bins a thread (16 or 32), a multiple of per_vec */
+    for (uint32_t b = threadIdx.x; b < bins; b += HIST2_THREADS)
+        counts[b] = 0;
+    uint32_t coarse = UINT32_MAX; /* block-uniform: the coarse bin whose counts the block holds */
+    for (uint32_t k = 0; k < HIST2_TILES; k++) {
+        __syncthreads(); /* every thread has read the previous place */
+        if (threadIdx.x == 0)
+            place = pass2_tile(m, tile, blockIdx.x * HIST2_TILES + k);
+        __syncthreads();
+        const tile_place t = place;
+        if (t.begin == t.end)
+            break; /* block-uniform; tiles are numbered in bin order, so the rest are empty too */
+        if (t.coarse != coarse) {
+            if (coarse != UINT32_MAX)
+                hist2_flush(counts, bins, coarse, plan.bits2, hist2);
+            coarse = t.coarse;
+        }
+        const uint32_t first = t.begin + threadIdx.x * run;
+        if (t.end - t.begin == tile && (reinterpret_cast<uintptr_t>(fine + t.begin) & 15u) == 0) {
+            /* a whole tile, aligned (then every thread's run is: run * sizeof(F) is 16 or more) */
+            uint4 raw[HIST2_MAX_VECS];
+            const uint32_t vecs = run / per_vec;
+#pragma unroll
+            for (uint32_t v = 0; v < HIST2_MAX_VECS; v++)
+                if (v < vecs)
+                    raw[v] = __ldg(reinterpret_cast<const uint4 *>(fine + first) + v);
+#pragma unroll
+            for (uint32_t v = 0; v < HIST2_MAX_VECS; v++)
+                if (v < vecs) {
+                    F part[per_vec];
+                    memcpy(part, &raw[v], 16);
+#pragma unroll
+                    for (uint32_t e = 0; e < per_vec; e++)
+                        atomicAdd(&counts[part[e]], 1u);
+                }
+        } else {
+            for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += HIST2_THREADS)
+                atomicAdd(&counts[__ldg(fine + s)], 1u);
+        }
+    }
+    if (coarse != UINT32_MAX)
+        hist2_flush(counts, bins, coarse, plan.bits2, hist2);
+}
+
 /* Shared memory of a partition pass: the tile grouped by bin (keys, and per position the query
  * index of unordered windows or the item's place in the tile), and per bin its count, its offset in
  * the tile and its reserved run in the output. */
@@ -379,7 +458,8 @@ __global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
 pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan, pass2_tiles m,
             pass1_chunks chunks, uint32_t *__restrict__ cursor, K *__restrict__ keys_out,
             uint32_t *__restrict__ slots, uint16_t *__restrict__ sources, const uint32_t *__restrict__ positions_in,
-            uint32_t *__restrict__ positions_out, final_positions fin)
+            uint32_t *__restrict__ positions_out, final_positions fin, void *__restrict__ fine_out,
+            uint32_t fine_bytes)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     pass_shared<K, ITEMS> &sh = *reinterpret_cast<pass_shared<K, ITEMS> *>(shared_bytes);
@@ -422,12 +502,27 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     const uint32_t count = t.end - t.begin;
     for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
         const K q = sh.keys[at];
-        const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q);
+        uint32_t b, fine = 0;
+        if (second) {
+            b = fine_bin<K>(plan, q);
+        } else if (outside<K>(plan, q)) {
+            b = 1u << plan.bits1;
+        } else {
+            const uint32_t bucket = psa_bucket(&plan, (uint64_t)q);
+            b = bucket >> plan.bits2;
+            fine = bucket & ((1u << plan.bits2) - 1u);
+        }
         const uint32_t r = at - sh.offsets[b], first = sh.counts[b];
         const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
         const bool out_of_span = !second && b == (1u << plan.bits1);
-        if (!out_of_span)
+        if (!out_of_span) {
             keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
+            /* pass 1 of a two-pass plan: the fine bin beside the key, for pass 2's count */
+            if (fine_bytes == 1)
+                static_cast<uint8_t *>(fine_out)[slot] = (uint8_t)fine;
+            else if (fine_bytes == 2)
+                static_cast<uint16_t *>(fine_out)[slot] = (uint16_t)fine;
+        }
         if (UNORDERED) {
             const uint32_t query = sh.source[at];
             if (out_of_span || fin.in_span_final)
@@ -580,6 +675,10 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const bool unordered = positions_out != NULL;
     const final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes};
     const final_positions fin2 = {positions_out, position_base, 0, true};
+    /* pass 1 of a two-pass plan writes each query's fine bin into sources2 (pass 2's, unused until
+     * pass 2) for pass 2's count; 0: the count reads the keys */
+    const uint32_t fine_bytes = psa_fine_bytes(key_bits_of<K>(), plan.bits2);
+    void *fine = fine_bytes ? (void *)sources2 : NULL;
     cudaError_t e;
     if ((e = allow_shared(pass_kernel<K, false, ITEMS>, pass_bytes)) != cudaSuccess ||
         (e = allow_shared(pass_kernel<K, true, ITEMS>, pass_bytes)) != cudaSuccess)
@@ -604,10 +703,10 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     }
     if (unordered)
         pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
-            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1, fin1);
+            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1, fin1, fine, fine_bytes);
     else
         pass_kernel<K, false, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
-            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL, fin1);
+            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL, fin1, fine, fine_bytes);
     if (m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(chunks.bin_items, bins1, offsets1, cursor1, tile_start, tile);
     if ((e = cudaGetLastError()) != cudaSuccess)
@@ -624,17 +723,25 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     if ((e = cudaMemsetAsync(hist2, 0, (buckets + 1) * 4, stream)) != cudaSuccess)
         return e;
     const unsigned tiles = blocks_for(n, tile) + bins1; /* at most one partial tile per coarse bin */
-    hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, m, tile, hist2);
+    const unsigned fine_blocks = (unsigned)((tiles + HIST2_TILES - 1) / HIST2_TILES);
+    if (fine_bytes == 1)
+        hist2_fine_kernel<uint8_t><<<fine_blocks, HIST2_THREADS, 0, stream>>>((const uint8_t *)fine, plan, m, tile,
+                                                                              hist2);
+    else if (fine_bytes == 2)
+        hist2_fine_kernel<uint16_t><<<fine_blocks, HIST2_THREADS, 0, stream>>>((const uint16_t *)fine, plan, m,
+                                                                               tile, hist2);
+    else
+        hist2_kernel<K><<<tiles, PSA_THREADS, 0, stream>>>(keys1, plan, m, tile, hist2);
     size_t scan_bytes = l.scan_bytes;
     if ((e = cub::DeviceScan::ExclusiveSum(w.ws + l.scan_temp, scan_bytes, hist2, cursor2, (int)(buckets + 1),
                                            stream)) != cudaSuccess)
         return e;
     if (unordered)
         pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(
-            true, keys1, n, plan, m, chunks, cursor2, keys2, NULL, NULL, slots1, slots2, fin2);
+            true, keys1, n, plan, m, chunks, cursor2, keys2, NULL, NULL, slots1, slots2, fin2, NULL, 0);
     else
         pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(
-            true, keys1, n, plan, m, chunks, cursor2, keys2, slots2, sources2, NULL, NULL, fin2);
+            true, keys1, n, plan, m, chunks, cursor2, keys2, slots2, sources2, NULL, NULL, fin2, NULL, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->keys = keys2;

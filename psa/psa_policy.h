@@ -44,6 +44,18 @@ static inline int psa_pass1_chunked(unsigned window, unsigned bits2)
 {
     return bits2 > 0 && window >= PSA_CHUNKED_MIN_WINDOW;
 }
+/* Pass 2's count reads the fine bin of each query (its bucket's low bits2 bits) that pass 1 wrote
+ * beside the key — 1 byte up to 8 fine bits, else 2 — instead of re-reading the keys, where that
+ * moves fewer bytes (2 x the fine bin's bytes, written and read, below the key's). (bench/NOTES.md,
+ * "Pass 2's count from pass 1's fine bins"; the #ifndef lets an A/B build turn it off.) */
+#ifndef PSA_FINE_BINS
+#define PSA_FINE_BINS 1
+#endif
+static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
+{
+    const unsigned bytes = bits2 <= 8 ? 1u : 2u;
+    return PSA_FINE_BINS && bits2 > 0 && 2 * bytes < key_bits / 8 ? bytes : 0;
+}
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
 #ifndef PSA_MIN_BLOCKS
@@ -60,6 +72,11 @@ static inline int psa_pass1_chunked(unsigned window, unsigned bits2)
 #define PSA_MAX_PASS_BITS 10
 #define PSA_MAX_PASS1_BITS 9
 #define PSA_MAX_BITS (PSA_MAX_PASS1_BITS + PSA_MAX_PASS_BITS)
+/* Which pass takes the odd bit of a two-pass plan (1 or 2; pass 1 only while it stays within
+ * PSA_MAX_PASS1_BITS). Measured in session 4 with pass 2's count reading the keys: 8 + 9 beat 9 + 8. */
+#ifndef PSA_ODD_BIT_PASS
+#define PSA_ODD_BIT_PASS 2
+#endif
 
 /* Buckets are made about this many bytes of leaf keys wide (64 leaves of 16 64-bit keys, 128 of 16
  * 32-bit keys): a search tile of consecutive slots then spans a few buckets, whose leaves fit the

@@ -535,6 +535,14 @@ static void test_psa_chunked(void **state)
     assert_true(psa_pass1_chunked(PSA_CHUNKED_MIN_WINDOW, 8));
     assert_false(psa_pass1_chunked(PSA_CHUNKED_MIN_WINDOW - 1, 8));
     assert_false(psa_pass1_chunked(PSA_CHUNKED_MIN_WINDOW, 0)); /* one pass: pass 1 is the layout */
+    /* pass 2's count from pass 1's fine bins where they are narrower than half a key (the plans
+     * below take both widths of them: 16 bits = 8 + 8, 19 = 9 + 10; test_psa_partition's 13 = 6 + 7
+     * the counted pass 1's unaligned tiles) */
+    assert_int_equal(psa_fine_bytes(64, 8), 1);
+    assert_int_equal(psa_fine_bytes(64, 10), 2);
+    assert_int_equal(psa_fine_bytes(32, 8), 1);
+    assert_int_equal(psa_fine_bytes(32, 9), 0);
+    assert_int_equal(psa_fine_bytes(64, 0), 0);
     for (unsigned w = 0; w < 2; w++)
         for (int shape = 0; shape < 2; shape++) {
             if (quick() && (w || shape)) /* (under the sanitizers one case: 2^23 queries are slow there) */
