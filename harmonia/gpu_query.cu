@@ -230,6 +230,12 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
  * when even PSA_MIN_DEVICE_WINDOW queries do not fit. */
 static harmonia_status prepare_device_psa(harmonia_tree *tree, hm_call *c)
 {
+    const hm_gpu *g = tree->gpu;
+    /* the lane's scratch already serves windows of c->window: nothing to allocate, so no need to ask
+     * the driver what is free (cudaMemGetInfo costs tens of microseconds a call, before the first
+     * launch: bench/NOTES.md, "What the library's sorted call adds") */
+    if (g->lanes_psa && g->window >= c->window && g->lanes[0].psa_scratch)
+        return HARMONIA_OK;
     size_t free_bytes = 0, total = 0;
     HM_CUDA(tree, cudaMemGetInfo(&free_bytes, &total));
     free_bytes += tree->gpu->lane_bytes; /* the lanes' own buffers may be given back */

@@ -44,10 +44,30 @@ int main(int argc, char **argv)
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
-    for (int mode = 0; mode < 2; mode++) {
+    /* mode 2: sorted results in a workspace of the caller's (the caller's stream alone: no free-memory
+     * query, no fork to the tree's lane) */
+    harmonia_query_config wc;
+    harmonia_query_config_init(&wc);
+    size_t ws_bytes = 0, pinned = 0;
+    if (harmonia_query_workspace_bytes(tree, &wc, HARMONIA_QUERY_LOOKUP_UNORDERED, n, &ws_bytes, &pinned) != HARMONIA_OK ||
+        cudaMalloc(&wc.workspace, ws_bytes))
+        return 1;
+    wc.workspace_bytes = ws_bytes;
+    {
+        std::vector<double> t;
+        for (int i = 0; i < 21; i++) {
+            size_t fr, tot;
+            auto t0 = std::chrono::steady_clock::now();
+            cudaMemGetInfo(&fr, &tot);
+            t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(t.begin(), t.end());
+        printf("cudaMemGetInfo: median %.1f us (min %.1f)\n", t[10], t[0]);
+    }
+    for (int mode = 0; mode < 3; mode++) {
         auto call = [&] {
-            return mode ? harmonia_lookup(tree, NULL, d_q, n, d_v, d_f)
-                        : harmonia_lookup_unordered(tree, NULL, d_q, n, d_v, d_f, d_p);
+            return mode == 1 ? harmonia_lookup(tree, NULL, d_q, n, d_v, d_f)
+                             : harmonia_lookup_unordered(tree, mode == 2 ? &wc : NULL, d_q, n, d_v, d_f, d_p);
         };
         if (call() != HARMONIA_OK) { /* warm-up: scratch, bucket table */
             fprintf(stderr, "call: %s\n", harmonia_last_error(tree));
@@ -69,7 +89,10 @@ int main(int argc, char **argv)
         std::sort(ev.begin(), ev.end());
         std::sort(host.begin(), host.end());
         printf("%s: events median %.3f ms (min %.3f) = %.2f G/s, host clock median %.3f ms; lanes' window %u\n",
-               mode ? "harmonia_lookup (query order)" : "harmonia_lookup_unordered (sorted)", ev[ev.size() / 2],
+               mode == 1 ? "harmonia_lookup (query order)"
+               : mode == 2 ? "harmonia_lookup_unordered (sorted), caller's workspace"
+                           : "harmonia_lookup_unordered (sorted)",
+               ev[ev.size() / 2],
                ev[0], n / ev[ev.size() / 2] / 1e6, host[host.size() / 2], tree->gpu->window);
         /* a sample of the results */
         std::vector<uint64_t> v(1024);
