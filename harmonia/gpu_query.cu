@@ -773,14 +773,6 @@ static harmonia_status collect_host(harmonia_tree *tree, const hm_call *c, const
     return HARMONIA_OK;
 }
 
-/* G of a collect from the ranges' mean length (ntg_policy.h), at most the fanout. */
-static uint32_t collect_group_size(const harmonia_tree *tree, uint64_t first, uint64_t total, uint64_t count,
-                                   uint32_t group_size)
-{
-    const uint32_t g = ntg_collect_group_size(total >= first ? (double)(total - first) / count : 0, group_size);
-    return g <= tree->kr.fanout ? g : tree->kr.fanout < 32 ? tree->kr.fanout : 32;
-}
-
 extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                                 const void *lo, uint64_t count, const uint64_t *offsets,
                                                 void *keys_out, void *values_out)
@@ -816,35 +808,22 @@ extern "C" harmonia_status hm_gpu_range_collect(harmonia_tree *tree, const harmo
         return st;
     }
     if (!c.device_memory) {
-        if (!config->group_size)
-            c.group_size = collect_group_size(tree, offsets[0], offsets[count], count, c.group_size);
+        if (!config->group_size) /* G from the ranges' mean length (ntg_policy.h) */
+            c.group_size = ntg_collect_group_size(offsets[count] >= offsets[0] ? offsets[count] - offsets[0] : 0, count,
+                                                  c.group_size, tree->kr.fanout);
         st = collect_host(tree, &c, lo, offsets, keys_out, values_out);
         hm_gpu_leave(tree, &scope);
         return st;
     }
-    if (!config->group_size && !async) {
-        /* G from the ranges' mean length: two words of the offsets, read on the caller's stream
-         * without the tree's lock (the wait is for the caller's work alone) */
-        pthread_mutex_unlock(&tree->gpu_lock);
-        uint64_t ends[2] = {0, 0};
-        cudaError_t e = cudaMemcpyAsync(&ends[0], offsets, 8, cudaMemcpyDeviceToHost, c.stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&ends[1], offsets + count, 8, cudaMemcpyDeviceToHost, c.stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(c.stream);
-        pthread_mutex_lock(&tree->gpu_lock);
-        if (e != cudaSuccess) {
-            st = hm_gpu_fail(tree, e, "reading the range offsets");
-            hm_gpu_leave(tree, &scope);
-            return st;
-        }
-        c.group_size = collect_group_size(tree, ends[0], ends[1], count, c.group_size);
-    }
     hm_gpu *g = tree->gpu;
     cudaError_t e = hm_gpu_wait_ready(g, c.stream);
+    /* no G in the config: the kernel picks it from the ranges' mean length, reading offsets[0] and
+     * offsets[count] on the device (no read-back, no wait: synchronous and asynchronous alike) */
     if (e == cudaSuccess)
-        e = ntg_launch_range_collect(&g->view, c.group_size, lo, NULL, count, offsets, 0, keys_out, values_out,
-                                     c.stream);
+        e = config->group_size ? ntg_launch_range_collect(&g->view, c.group_size, lo, NULL, count, offsets, 0,
+                                                          keys_out, values_out, c.stream)
+                               : ntg_launch_range_collect_auto(&g->view, c.group_size, lo, count, offsets, keys_out,
+                                                               values_out, c.stream);
     if (e != cudaSuccess) {
         cudaStreamSynchronize(c.stream);
         st = hm_gpu_fail(tree, e, "range collect on device arrays");

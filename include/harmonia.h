@@ -403,8 +403,8 @@ HARMONIA_API harmonia_status harmonia_range_count_async(harmonia_tree *tree, con
                                                         const void *lo, const void *hi, uint64_t count,
                                                         uint64_t *counts_out, void *stream);
 /* Range collect's two phases as harmonia_range_collect, with device offsets. Phase 2 does not read
- * the offsets on the host: G is config->group_size, else the tree's choice (the synchronous call
- * picks a wider G for long ranges from their mean length). */
+ * the offsets on the host: G is config->group_size, else the kernel picks it on the device from
+ * the ranges' mean length (offsets[count] - offsets[0]) / count, as the synchronous call does. */
 HARMONIA_API harmonia_status harmonia_range_collect_async(harmonia_tree *tree, const harmonia_query_config *config,
                                                           const void *lo, const void *hi, uint64_t count,
                                                           uint64_t *offsets, void *keys_out, void *values_out,

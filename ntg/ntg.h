@@ -71,6 +71,13 @@ cudaError_t ntg_launch_range_collect(const ntg_view *view, uint32_t group_size, 
                                      uint64_t offset_base, void *keys_out, void *values_out,
                                      cudaStream_t stream);
 
+/* The same for whole ranges (no skip, offset_base 0) with G picked on the device from the ranges'
+ * mean length (offsets[n] - offsets[0]) / n by ntg_collect_group_size (ntg_policy.h), short_group
+ * the G of short ranges: device offsets are never read back to the host. */
+cudaError_t ntg_launch_range_collect_auto(const ntg_view *view, uint32_t short_group, const void *lo,
+                                          uint64_t n, const uint64_t *offsets, void *keys_out,
+                                          void *values_out, cudaStream_t stream);
+
 /* --- the search of a window partitioned by PSA (ntg_partitioned.cu; psa.h) ----------------------
  * The bucket table of a plan: table[u] for u = 0 .. 2^plan->bits (2^bits + 1 entries, device
  * memory) = the last leaf whose first key is <= psa_bucket_start(plan, u) (0 if none), and the last

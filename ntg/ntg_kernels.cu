@@ -230,11 +230,12 @@ __device__ __forceinline__ void copy_range(const ntg_view &v, const K *keys, con
     }
 }
 
+/* The collect of ranges by groups of G threads (one range a group, warps striding over the grid). */
 template <typename K, int G>
-__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-range_collect_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo, const uint64_t *__restrict__ skip,
-                     uint64_t n, const uint64_t *__restrict__ offsets, uint64_t offset_base,
-                     K *__restrict__ keys_out, K *__restrict__ values_out)
+__device__ __forceinline__ void collect_ranges(const ntg_view &v, const K *__restrict__ lo,
+                                               const uint64_t *__restrict__ skip, uint64_t n,
+                                               const uint64_t *__restrict__ offsets, uint64_t offset_base,
+                                               K *__restrict__ keys_out, K *__restrict__ values_out)
 {
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
@@ -270,6 +271,45 @@ range_collect_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ l
                           __shfl_sync(0xffffffffu, slot, leader), r, __shfl_sync(0xffffffffu, out, leader),
                           threadIdx.x & 31u, 32, keys_out, values_out);
         }
+    }
+}
+
+template <typename K, int G>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
+range_collect_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo, const uint64_t *__restrict__ skip,
+                     uint64_t n, const uint64_t *__restrict__ offsets, uint64_t offset_base,
+                     K *__restrict__ keys_out, K *__restrict__ values_out)
+{
+    collect_ranges<K, G>(v, lo, skip, n, offsets, offset_base, keys_out, values_out);
+}
+
+/* One G's collect as a function of its own: the kernel below holds six of them, and inlined
+ * together they take far more registers than each alone. */
+template <typename K, int G>
+__device__ __noinline__ void collect_ranges_call(const ntg_view &v, const K *__restrict__ lo, uint64_t n,
+                                                 const uint64_t *__restrict__ offsets, K *__restrict__ keys_out,
+                                                 K *__restrict__ values_out)
+{
+    collect_ranges<K, G>(v, lo, NULL, n, offsets, 0, keys_out, values_out);
+}
+
+/* The same with G picked here from the ranges' mean length (offsets[n] - offsets[0]) / n, as the
+ * host would pick it (ntg_collect_group_size), so that device offsets are never read back: every
+ * thread reads the two words (L2 hits after the first) and takes the same branch. */
+template <typename K>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS, NTG_COLLECT_AUTO_MIN_BLOCKS)
+range_collect_auto_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo, uint64_t n,
+                          const uint64_t *__restrict__ offsets, uint32_t short_group, K *__restrict__ keys_out,
+                          K *__restrict__ values_out)
+{
+    const uint64_t first = __ldg(offsets), last = __ldg(offsets + n);
+    switch (ntg_collect_group_size(last >= first ? last - first : 0, n, short_group, v.fanout)) {
+    case 1: collect_ranges_call<K, 1>(v, lo, n, offsets, keys_out, values_out); break;
+    case 2: collect_ranges_call<K, 2>(v, lo, n, offsets, keys_out, values_out); break;
+    case 4: collect_ranges_call<K, 4>(v, lo, n, offsets, keys_out, values_out); break;
+    case 8: collect_ranges_call<K, 8>(v, lo, n, offsets, keys_out, values_out); break;
+    case 16: collect_ranges_call<K, 16>(v, lo, n, offsets, keys_out, values_out); break;
+    default: collect_ranges_call<K, 32>(v, lo, n, offsets, keys_out, values_out); break;
     }
 }
 
@@ -431,5 +471,33 @@ extern "C" cudaError_t ntg_launch_range_collect(const ntg_view *v, uint32_t g, c
             range_collect_kernel<uint64_t, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
                 *v, (const uint64_t *)lo, skip, n, offsets, offset_base, (uint64_t *)keys_out, (uint64_t *)values_out);
     });
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_range_collect_auto(const ntg_view *v, uint32_t short_group, const void *lo,
+                                                     uint64_t n, const uint64_t *offsets, void *keys_out,
+                                                     void *values_out, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(short_group))
+        return cudaErrorInvalidValue;
+    assert_view(v);
+    /* the smallest and largest G the kernel can pick: blocks for the smallest, and for the largest
+     * up to the fill */
+    const uint32_t g_max = ntg_collect_group_size(512, 1, short_group, v->fanout);
+    const uint32_t g_mid = ntg_collect_group_size(32, 1, short_group, v->fanout);
+    const uint32_t g_min = short_group < g_mid ? short_group : g_mid;
+    unsigned grid = grid_for(n, g_max);
+    if (grid > NTG_COLLECT_FILL_BLOCKS)
+        grid = NTG_COLLECT_FILL_BLOCKS;
+    if (grid < grid_for(n, g_min))
+        grid = grid_for(n, g_min);
+    if (v->key_bits == 32)
+        range_collect_auto_kernel<uint32_t><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+            *v, (const uint32_t *)lo, n, offsets, short_group, (uint32_t *)keys_out, (uint32_t *)values_out);
+    else
+        range_collect_auto_kernel<uint64_t><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+            *v, (const uint64_t *)lo, n, offsets, short_group, (uint64_t *)keys_out, (uint64_t *)values_out);
     return cudaGetLastError();
 }

@@ -7,6 +7,8 @@
 #ifndef HARMONIA_NTG_POLICY_H
 #define HARMONIA_NTG_POLICY_H
 
+#include <stdint.h>
+
 /* The descent kernels: threads per block, and the cap on blocks (they loop grid-stride). */
 #define NTG_BLOCK_THREADS 256
 #define NTG_MAX_BLOCKS (1u << 20)
@@ -65,12 +67,35 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
 #define NTG_RANGE_WALK_LEAVES 2
 /* Ranges longer than this are copied by the whole warp, shorter ones by their group. */
 #define NTG_WARP_COPY_MIN 64
-/* The group size of a range collect, from the ranges' mean length (pairs): long ranges want one
- * range per warp (as many warps copying as there are ranges), short ones the tree's G. */
-static inline unsigned ntg_collect_group_size(double mean_length, unsigned tree_group)
+/* The group size of a range collect, from its ranges' total pairs and number (the mean length):
+ * long ranges want one range per warp (as many warps copying as there are ranges), short ones the
+ * tree's G; at most the fanout (G threads search a node) and 32. The host picks it for offsets in
+ * host memory; the device-array collect picks it in the kernel from offsets[0] and offsets[n], with
+ * no read-back (ntg_launch_range_collect_auto). */
+#ifdef __CUDACC__
+#define NTG_HOST_DEVICE __host__ __device__
+#else
+#define NTG_HOST_DEVICE
+#endif
+static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, uint64_t ranges, unsigned tree_group,
+                                                              unsigned fanout)
 {
-    return mean_length >= 512 ? 32u : mean_length >= 32 ? 8u : tree_group;
+    const uint64_t mean = ranges ? pairs / ranges : 0;
+    const unsigned g = mean >= 512 ? 32u : mean >= 32 ? 8u : tree_group;
+    return g <= fanout ? g : fanout < 32 ? fanout : 32u;
 }
+/* The device-array collect's grid when G is picked on the device: enough blocks for the smallest
+ * G it can pick, and for the largest up to NTG_COLLECT_FILL_BLOCKS (about four waves of the H100's
+ * 132 SMs; the kernel loops grid-stride beyond), so that short ranges launch few idle blocks and
+ * long ones still fill the GPU. */
+#define NTG_COLLECT_FILL_BLOCKS 4096
+/* Blocks an SM the register allocator must leave room for in that kernel, which holds every G's
+ * code (each G a function of its own). ptxas on sm_90, 64-bit keys: with no bound 78 registers a
+ * thread (3 blocks an SM; the six G inlined: 79); 4: 64 registers, no spills; 5: 48 registers and
+ * 12-52 bytes of spills in each G's function. */
+#ifndef NTG_COLLECT_AUTO_MIN_BLOCKS
+#define NTG_COLLECT_AUTO_MIN_BLOCKS 4
+#endif
 
 /* The search of a partitioned window (ntg_partitioned.cu): a block takes a tile of
  * NTG_PS_THREADS * NTG_PS_ITEMS consecutive slots, stages the leaves they can fall in into

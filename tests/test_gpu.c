@@ -650,9 +650,98 @@ static void test_ranges(void **state)
         for (unsigned gi = 0; gi < 4; gi += quick() ? 3 : 1)
             for (int dev = 0; dev < 2; dev++)
                 check_ranges(t, &m, quick() ? 500 : 3000, group_sizes[gi], dev, &rng);
+        for (int dev = 0; dev < 2; dev++) /* no G: the library's choice (the collect's from the mean length) */
+            check_ranges(t, &m, quick() ? 500 : 3000, 0, dev, &rng);
         harmonia_free(t);
         tu_model_free(&m);
     }
+}
+
+/* Range collect with no G in the config on device arrays: the kernel picks G from the ranges' mean
+ * length (offsets[n] - offsets[0]) / n on the device (ntg_policy.h: the tree's G below 32 pairs, 8
+ * from 32, 32 at most the fanout from 512). Ranges of exactly `length` keys (lo and hi taken from
+ * the keys) with a few empty and a few whole-tree ones, at mean lengths in each band and at their
+ * edges, synchronous and asynchronous, both widths at the default fanout (the clamp: 16 for 64-bit
+ * keys) and at F = 64, every pair against the CPU engine. */
+static void check_collect_lengths(harmonia_tree *t, const tu_model *m, uint64_t n, uint64_t length, int async,
+                                  uint64_t *rng)
+{
+    const uint32_t bits = m->key_bits;
+    const size_t kb = bits / 8;
+    void *lo = malloc(n * kb + 8), *hi = malloc(n * kb + 8);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t first = tu_next(rng) % (m->n - length);
+        uint64_t a = m->keys[first], b = m->keys[first + length - 1];
+        if (i % 97 == 5) /* empty: lo above hi */
+            a = m->keys[first + 1], b = m->keys[first];
+        if (i == n / 2 && length < 16) /* one range over everything: the mean stays in its band */
+            a = 0, b = tu_mask(bits);
+        tu_set(lo, bits, i, a);
+        tu_set(hi, bits, i, b);
+    }
+    harmonia_query_config cpu, gpu;
+    harmonia_query_config_init(&cpu);
+    cpu.backend = HARMONIA_BACKEND_CPU;
+    harmonia_query_config_init(&gpu);
+    gpu.backend = HARMONIA_BACKEND_GPU;
+    uint64_t *ref_offsets = malloc((n + 1) * 8), *offsets = malloc((n + 1) * 8);
+    assert_int_equal(harmonia_range_collect(t, &cpu, lo, hi, n, ref_offsets, NULL, NULL), HARMONIA_OK);
+    const uint64_t total = ref_offsets[n];
+    void *ref_keys = malloc(total * kb + 8), *ref_values = malloc(total * kb + 8);
+    void *keys = malloc(total * kb + 8), *values = malloc(total * kb + 8);
+    assert_int_equal(harmonia_range_collect(t, &cpu, lo, hi, n, ref_offsets, ref_keys, ref_values), HARMONIA_OK);
+    void *d_lo = device_copy(lo, n * kb), *d_hi = device_copy(hi, n * kb);
+    void *d_offsets = device_alloc((n + 1) * 8), *d_keys = device_alloc(total * kb), *d_values = device_alloc(total * kb);
+    assert_int_equal(cudaMemset(d_keys, 0xA5, total * kb), cudaSuccess);
+    if (async) {
+        cudaStream_t stream;
+        assert_int_equal(cudaStreamCreate(&stream), cudaSuccess);
+        assert_int_equal(harmonia_range_collect_async(t, &gpu, d_lo, d_hi, n, d_offsets, NULL, NULL, stream),
+                         HARMONIA_OK);
+        if (harmonia_range_collect_async(t, &gpu, d_lo, d_hi, n, d_offsets, d_keys, d_values, stream) != HARMONIA_OK)
+            fail_msg("async collect, mean length %llu: %s", (unsigned long long)length, harmonia_last_error(t));
+        assert_int_equal(cudaStreamSynchronize(stream), cudaSuccess);
+        assert_int_equal(cudaStreamDestroy(stream), cudaSuccess);
+    } else {
+        assert_int_equal(harmonia_range_collect(t, &gpu, d_lo, d_hi, n, d_offsets, NULL, NULL), HARMONIA_OK);
+        if (harmonia_range_collect(t, &gpu, d_lo, d_hi, n, d_offsets, d_keys, d_values) != HARMONIA_OK)
+            fail_msg("collect, mean length %llu: %s", (unsigned long long)length, harmonia_last_error(t));
+    }
+    to_host(offsets, d_offsets, (n + 1) * 8);
+    to_host(keys, d_keys, total * kb);
+    to_host(values, d_values, total * kb);
+    for (uint64_t i = 0; i <= n; i++)
+        assert_int_equal(offsets[i], ref_offsets[i]);
+    for (uint64_t j = 0; j < total; j++)
+        if (tu_get(keys, bits, j) != tu_get(ref_keys, bits, j) || tu_get(values, bits, j) != tu_get(ref_values, bits, j))
+            fail_msg("collect pair %llu of %llu differs (%u-bit, length %llu, n %llu, async %d)", (unsigned long long)j,
+                     (unsigned long long)total, bits, (unsigned long long)length, (unsigned long long)n, async);
+    cudaFree(d_lo); cudaFree(d_hi); cudaFree(d_offsets); cudaFree(d_keys); cudaFree(d_values);
+    free(lo); free(hi); free(ref_offsets); free(offsets); free(ref_keys); free(ref_values); free(keys); free(values);
+}
+
+static void test_collect_group_choice(void **state)
+{
+    (void)state;
+    uint64_t rng = 23;
+    static const uint64_t lengths[] = {1, 8, 31, 32, 64, 511, 512, 1024, 5000};
+    for (unsigned w = 0; w < 2; w++)
+        for (unsigned f = 0; f < 2; f++) {
+            const uint32_t bits = w ? 64 : 32, F = f ? 64 : HARMONIA_DEFAULT_FANOUT(bits);
+            tu_model m;
+            tu_model_make(&m, bits, quick() ? 20000 : 60000, TU_UNIFORM, &rng);
+            harmonia_tree *t = build(&m, F, HARMONIA_DEFAULT_LEAF_SIZE, &rng);
+            for (unsigned li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+                if (quick() && li % 3 != 1)
+                    continue;
+                /* many short ranges (more blocks than the fill), few long ones */
+                const uint64_t n = lengths[li] >= 512 ? 300 : quick() ? 3000 : 70000;
+                for (int async = 0; async < 2; async++)
+                    check_collect_lengths(t, &m, n, lengths[li], async, &rng);
+            }
+            harmonia_free(t);
+            tu_model_free(&m);
+        }
 }
 
 /* Upload, release and re-upload repeatedly; info reports the device copy; a bad G is refused. */
@@ -1209,6 +1298,7 @@ int main(void)
         cmocka_unit_test(test_psa_chunked),
         cmocka_unit_test(test_sparse_unordered),
         cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_collect_group_choice),
         cmocka_unit_test(test_device_copy_life_cycle),
         cmocka_unit_test(test_options_and_misuse),
         cmocka_unit_test(test_memory_kinds),

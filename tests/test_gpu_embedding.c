@@ -134,8 +134,8 @@ static void free_answers(answers *a)
 #define THREADS 4
 /* HARMONIA_GPU_TEST_THREADS=1..4 runs fewer threads: compute-sanitizer's racecheck fails with 3 or
  * more host threads launching at once (on the H100, 2026-11-24: "Internal Sanitizer Error: Detected
- * a failure to track a kernel launch", or no end in 420 s), so bench/run-gpu.sh runs racecheck with
- * two threads, memcheck and synccheck with all four */
+ * a failure to track a kernel launch", or no end in 420 s; with 2 it sometimes hangs), so
+ * bench/run-gpu.sh runs racecheck with one thread, memcheck and synccheck with all four */
 static int thread_count(void)
 {
     const char *s = getenv("HARMONIA_GPU_TEST_THREADS");
