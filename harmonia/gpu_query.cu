@@ -309,7 +309,8 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         /* on the caller's stream alone: one launch (no partition: small batches pay no pipeline
          * bookkeeping), or the PSA windows one after another in the caller's workspace */
         const uint32_t window = c->psa ? c->window : (uint32_t)c->count;
-        const psa_scratch scratch = c->psa ? psa_scratch_carve(c->workspace, tree->kr.key_bits, window)
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(c->workspace, c->workspace_bytes, tree->kr.key_bits,
+                                                               window)
                                            : psa_scratch{};
         for (uint64_t start = 0; start < c->count && e == cudaSuccess; start += window) {
             void *d_in[HM_LANE_IN], *d_out[HM_LANE_OUT];
@@ -343,7 +344,8 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         const uint64_t start = w * window;
         void *d_in[HM_LANE_IN], *d_out[HM_LANE_OUT];
         const uint32_t n = window_arrays(c, start, window, d_in, d_out);
-        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, lane->psa_scratch_bytes, tree->kr.key_bits,
+                                                               g->window)
                                            : psa_scratch{};
         e = run_window(g, c, lane->stream, &scratch, d_in, d_out, n, start);
     }
@@ -417,7 +419,8 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
             }
             e = cudaMemcpyAsync(lane->d_in[k], src, n * c->in_elem[k], cudaMemcpyHostToDevice, lane->stream);
         }
-        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, tree->kr.key_bits, g->window)
+        const psa_scratch scratch = c->psa ? psa_scratch_carve(lane->psa_scratch, lane->psa_scratch_bytes, tree->kr.key_bits,
+                                                               g->window)
                                            : psa_scratch{};
         if (e == cudaSuccess)
             e = run_window(g, c, lane->stream, &scratch, lane->d_in, lane->d_out, n, start);

@@ -967,8 +967,12 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
     } else {
         window = g->window;
     }
+    /* the scratch's size only where a lane lacks one (sizing asks CUB: microseconds a call) */
+    bool need_scratch = false;
+    for (uint32_t i = 0; psa && i < lanes; i++)
+        need_scratch = need_scratch || !g->lanes[i].psa_scratch;
     size_t psa_bytes = 0;
-    if (psa)
+    if (need_scratch)
         HM_CUDA(tree, psa_scratch_bytes(g->view.key_bits, window, &psa_bytes));
     g->window = window; /* the buffers' size, for their frees */
     bool allocated = false;

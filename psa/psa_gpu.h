@@ -44,7 +44,9 @@ typedef struct psa_scratch {
     uint8_t *slot_found;
 } psa_scratch;
 cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out);
-psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_t window);
+/* The scratch of windows of up to `window` queries in a block of block_bytes (psa_scratch_bytes
+ * for that window, or more: the workspace takes what the slot arrays leave). No CUDA call. */
+psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits, uint32_t window);
 
 /* Partitions n queries (device array of the key width) under plan, on stream. Ordered windows
  * (positions_out NULL) record the maps the restore reads. Unordered windows (positions_out: the

@@ -12,6 +12,8 @@
 #include <cub/device/device_scan.cuh>
 #include <string.h>
 
+#include <atomic>
+
 extern "C" {
 #include "psa/psa_gpu.h"
 }
@@ -44,6 +46,28 @@ struct layout {
 #define CHUNK_ITEMS_AT 1u
 #define CHUNK_TABLES_AT (CHUNK_ITEMS_AT + (1u << PSA_MAX_PASS1_BITS) + 1u)
 
+/* CUB's scratch for the scan of the buckets' counts (a fixed count: its size depends only on the
+ * device's architecture). Asked of CUB once a device and kept: a query costs microseconds (it reads
+ * device attributes), and every partition, restore and scratch carve lays the workspace out. */
+#define SCAN_MEMO_DEVICES 64
+static std::atomic<size_t> scan_memo[SCAN_MEMO_DEVICES];
+
+cudaError_t bucket_scan_bytes(int count, size_t *bytes)
+{
+    static_assert(sizeof(size_t) == 8, "0 marks an unknown size");
+    int device = -1;
+    const bool memo = cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < SCAN_MEMO_DEVICES &&
+                      count == (int)((size_t)1 << PSA_MAX_BITS) + 1;
+    if (memo && (*bytes = scan_memo[device].load(std::memory_order_relaxed)) != 0)
+        return cudaSuccess;
+    cudaGetLastError(); /* a failed cudaGetDevice leaves nothing behind: CUB asks again below */
+    *bytes = 0;
+    cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, *bytes, (const uint32_t *)NULL, (uint32_t *)NULL, count);
+    if (e == cudaSuccess && memo && *bytes != 0)
+        scan_memo[device].store(*bytes, std::memory_order_relaxed);
+    return e;
+}
+
 cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
 {
     const size_t kb = key_bits / 8, buckets = (size_t)1 << PSA_MAX_BITS;
@@ -72,8 +96,7 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     l->hist2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->cursor2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->scan_bytes = 0;
-    cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, l->scan_bytes, (const uint32_t *)NULL, (uint32_t *)NULL,
-                                                  (int)(buckets + 1));
+    cudaError_t e = bucket_scan_bytes((int)(buckets + 1), &l->scan_bytes);
     l->scan_temp = at, at = psa_align_up(at + l->scan_bytes);
     l->total = at;
     return e;
@@ -915,15 +938,19 @@ extern "C" cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, siz
     return cudaSuccess;
 }
 
-extern "C" psa_scratch psa_scratch_carve(void *block, uint32_t key_bits, uint32_t window)
+extern "C" psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits, uint32_t window)
 {
     psa_scratch s;
-    size_t workspace = 0;
-    scratch_workspace_bytes(key_bits, window, &workspace); /* succeeded in psa_scratch_bytes */
     const size_t kb = key_bits / 8;
     char *at = (char *)(((uintptr_t)block + 255) & ~(uintptr_t)255);
+    /* the workspace: what the block holds before the slot arrays (at least what psa_scratch_bytes
+     * counted for the window when the block came from it; the partition and the sort check) */
+    const size_t slots = 2 * psa_align_up((size_t)window * kb) + psa_align_up(window);
+    const size_t usable = block_bytes - (size_t)(at - (char *)block);
     s.workspace = at;
-    s.workspace_bytes = psa_align_up(workspace);
+    s.workspace_bytes = block_bytes >= (size_t)(at - (char *)block) && usable > slots
+                            ? (usable - slots) & ~(size_t)(PSA_ALIGN - 1)
+                            : 0;
     at += s.workspace_bytes;
     s.slot_values = at;
     at += psa_align_up((size_t)window * kb);

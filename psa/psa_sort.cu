@@ -69,30 +69,30 @@ cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *ke
                        size_t workspace_bytes, const void **sorted_keys, const uint32_t **sorted_positions,
                        cudaStream_t stream)
 {
-    size_t needed = 0, temp_bytes = 0;
-    cudaError_t e = sort_workspace_bytes<K>(n, &needed);
-    if (e == cudaSuccess)
-        e = cub_temp_bytes<K>(n, &temp_bytes);
-    if (e != cudaSuccess)
-        return e;
-    if (needed > workspace_bytes)
-        return cudaErrorInvalidValue;
+    /* the positions' two buffers first, then CUB's scratch */
     char *at = (char *)psa_align_up((uintptr_t)workspace);
+    const size_t before_temp = (size_t)(at - (char *)workspace) + 2 * psa_align_up((size_t)n * 4);
+    if (before_temp > workspace_bytes)
+        return cudaErrorInvalidValue;
     uint32_t *pos_a = (uint32_t *)at, *pos_b = (uint32_t *)(at + psa_align_up((size_t)n * 4));
     void *temp = at + 2 * psa_align_up((size_t)n * 4);
+    const size_t temp_room = workspace_bytes - before_temp;
     int begin = 0, end = 0;
     sort_bits((uint32_t)(sizeof(K) * 8), plan, &begin, &end);
     const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    cudaError_t e = cudaSuccess;
     if (end > begin) {
         /* Straight from the caller's queries into keys_a where CUB needs no buffers of its own for
          * that (a sort of one pass: it then reads the input once and writes the output once), which
-         * saves the copy: only the positions 0 .. n-1 are written first. */
+         * saves the copy: only the positions 0 .. n-1 are written first. One size query of CUB's
+         * (microseconds: it reads device attributes) where the direct sort fits, as it does in
+         * psa_scratch_bytes' scratch. */
         size_t direct_bytes = 0;
         e = cub::DeviceRadixSort::SortPairs(NULL, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, begin, end,
                                             stream);
         if (e != cudaSuccess)
             return e;
-        if (direct_bytes <= workspace_bytes - (size_t)((char *)temp - (char *)workspace)) {
+        if (direct_bytes <= temp_room) {
             positions_kernel<<<blocks, 256, 0, stream>>>(n, pos_a);
             e = cudaGetLastError();
             if (e == cudaSuccess)
@@ -103,6 +103,12 @@ cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *ke
             return e;
         }
     }
+    size_t temp_bytes = 0;
+    e = cub_temp_bytes<K>(n, &temp_bytes);
+    if (e != cudaSuccess)
+        return e;
+    if (temp_bytes > temp_room)
+        return cudaErrorInvalidValue;
     cub::DoubleBuffer<K> keys(keys_a, keys_b);
     cub::DoubleBuffer<uint32_t> positions(pos_a, pos_b);
     copy_with_positions<K><<<blocks, 256, 0, stream>>>(queries, n, keys_a, pos_a);

@@ -9,6 +9,7 @@
  * 32 bits); queries: random keys (all hits). CUDA events on the legacy stream, median of 15 after
  * 3 warm-ups; every result checked (values, found flags, positions a permutation). */
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -190,9 +191,46 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
     return ok ? 0 : 1;
 }
 
-int main()
+/* What the host-side size queries cost (µs a call, median of 5 rounds of 2000 calls). */
+static void costs()
+{
+    auto per_call = [](const std::function<void()> &f) {
+        std::vector<double> us;
+        for (int r = 0; r < 5; r++) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < 2000; i++)
+                f();
+            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 2000);
+        }
+        std::sort(us.begin(), us.end());
+        return us[2];
+    };
+    size_t b = 0;
+    int d = 0;
+    printf("host cost a call: cudaGetDevice %.3f us\n", per_call([&] { cudaGetDevice(&d); }));
+    printf("host cost a call: cub DeviceScan::ExclusiveSum size query (2^16 + 1 items) %.3f us\n", per_call([&] {
+        cub::DeviceScan::ExclusiveSum(NULL, b, (const uint32_t *)NULL, (uint32_t *)NULL, (1 << 16) + 1);
+    }));
+    printf("host cost a call: cub DeviceRadixSort::SortPairs size query (u64, 2^22, 8 bits) %.3f us\n", per_call([&] {
+        cub::DeviceRadixSort::SortPairs(NULL, b, (const uint64_t *)NULL, (uint64_t *)NULL, (const uint32_t *)NULL,
+                                        (uint32_t *)NULL, (int64_t)1 << 22, 56, 64);
+    }));
+    printf("host cost a call: psa_workspace_bytes (u64, 2^27) %.3f us\n",
+           per_call([&] { psa_workspace_bytes(64, 1u << 27, NULL, &b); }));
+    printf("host cost a call: psa_sort_workspace_bytes (u64, 2^22) %.3f us\n",
+           per_call([&] { psa_sort_workspace_bytes(64, 1u << 22, &b); }));
+    printf("host cost a call: psa_scratch_bytes (u64, 2^27) %.3f us\n",
+           per_call([&] { psa_scratch_bytes(64, 1u << 27, &b); }));
+}
+
+int main(int argc, char **argv)
 {
     int rc = 0;
+    costs();
+    if (argc > 1) { /* costs only */
+        printf("OK\n");
+        return 0;
+    }
     rc |= run_case<uint64_t>(26, 22);
     rc |= run_case<uint32_t>(28, 24);
     rc |= run_case<uint32_t>(28, 22);
