@@ -86,8 +86,8 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
 }
 /* The device-array collect's grid when G is picked on the device: enough blocks for the smallest
  * G it can pick, and for the largest up to NTG_COLLECT_FILL_BLOCKS (about four waves of the H100's
- * 132 SMs; the kernel loops grid-stride beyond), so that short ranges launch few idle blocks and
- * long ones still fill the GPU. */
+ * 132 SMs; the kernel loops grid-stride beyond), so that long ranges still fill the GPU while short
+ * ones launch at most that many blocks with nothing to do (a few microseconds). */
 #define NTG_COLLECT_FILL_BLOCKS 4096
 /* Blocks an SM the register allocator must leave room for in that kernel, which holds every G's
  * code (each G a function of its own). ptxas on sm_90, 64-bit keys: with no bound 78 registers a

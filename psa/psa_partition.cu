@@ -54,13 +54,14 @@ static std::atomic<size_t> scan_memo[SCAN_MEMO_DEVICES];
 
 cudaError_t bucket_scan_bytes(int count, size_t *bytes)
 {
-    static_assert(sizeof(size_t) == 8, "0 marks an unknown size");
     int device = -1;
-    const bool memo = cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < SCAN_MEMO_DEVICES &&
-                      count == (int)((size_t)1 << PSA_MAX_BITS) + 1;
+    const cudaError_t got = cudaGetDevice(&device);
+    if (got != cudaSuccess) /* leaves nothing behind: CUB asks again below and says what is wrong */
+        cudaGetLastError();
+    const bool memo = got == cudaSuccess && device >= 0 && device < SCAN_MEMO_DEVICES &&
+                      count == (int)((size_t)1 << PSA_MAX_BITS) + 1; /* 0 in the memo: not known yet */
     if (memo && (*bytes = scan_memo[device].load(std::memory_order_relaxed)) != 0)
         return cudaSuccess;
-    cudaGetLastError(); /* a failed cudaGetDevice leaves nothing behind: CUB asks again below */
     *bytes = 0;
     cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, *bytes, (const uint32_t *)NULL, (uint32_t *)NULL, count);
     if (e == cudaSuccess && memo && *bytes != 0)

@@ -11,6 +11,7 @@
 #include "harmonia/tree_internal.h" /* the leaf level, to pick the dirty leaves of a scattered batch */
 #include "psa/psa.h"                /* psa_pays and the policy: which path a window takes */
 #include "psa/psa_gpu.h"            /* psa_scratch_bytes: what the sort path's workspace must hold */
+#include "ntg/ntg_policy.h"         /* the collect's G from the mean length, and the default G */
 
 static const uint32_t node_sizes[] = {8, 16, 32, 64, 128};
 /* psa_bits of the query configs the check functions make (0: the plan's own) */
@@ -658,23 +659,26 @@ static void test_ranges(void **state)
 }
 
 /* Range collect with no G in the config on device arrays: the kernel picks G from the ranges' mean
- * length (offsets[n] - offsets[0]) / n on the device (ntg_policy.h: the tree's G below 32 pairs, 8
- * from 32, 32 at most the fanout from 512). Ranges of exactly `length` keys (lo and hi taken from
- * the keys) with a few empty and a few whole-tree ones, at mean lengths in each band and at their
- * edges, synchronous and asynchronous, both widths at the default fanout (the clamp: 16 for 64-bit
- * keys) and at F = 64, every pair against the CPU engine. */
-static void check_collect_lengths(harmonia_tree *t, const tu_model *m, uint64_t n, uint64_t length, int async,
-                                  uint64_t *rng)
+ * length (offsets[n] - offsets[0]) / n on the device (ntg_collect_group_size: the tree's G below
+ * 32 pairs, 8 from 32, 32 from 512, at most the fanout). The results are the same for every G, so
+ * what the test checks is that every band, and each edge of one, gives the CPU engine's pairs:
+ * ranges of exactly `length` keys (one in 97 empty and the next one twice as long, so that the mean
+ * is exactly `length`; lengths below 16 also get one range over the whole tree), or with `sparse`
+ * one range in 20 of 20 * length keys and the rest empty (many ranges at a long mean: the kernel
+ * loops over its grid). Synchronous and asynchronous. Returns the G the policy gives the call. */
+static unsigned check_collect_lengths(harmonia_tree *t, const tu_model *m, uint64_t n, uint64_t length, int sparse,
+                                      int async, uint64_t *rng)
 {
     const uint32_t bits = m->key_bits;
     const size_t kb = bits / 8;
     void *lo = malloc(n * kb + 8), *hi = malloc(n * kb + 8);
     for (uint64_t i = 0; i < n; i++) {
-        const uint64_t first = tu_next(rng) % (m->n - length);
-        uint64_t a = m->keys[first], b = m->keys[first + length - 1];
-        if (i % 97 == 5) /* empty: lo above hi */
-            a = m->keys[first + 1], b = m->keys[first];
-        if (i == n / 2 && length < 16) /* one range over everything: the mean stays in its band */
+        uint64_t len = sparse ? (i % 20 == 0 ? 20 * length : 0) : i % 97 == 5 ? 0 : i % 97 == 6 ? 2 * length : length;
+        const uint64_t first = tu_next(rng) % (m->n - (sparse ? 20 : 2) * length - 1);
+        uint64_t a = m->keys[first + 1], b = m->keys[first]; /* empty: lo above hi */
+        if (len > 0)
+            a = m->keys[first], b = m->keys[first + len - 1];
+        if (!sparse && i == n / 2 && length < 16) /* one range over everything (not an edge: < 32) */
             a = 0, b = tu_mask(bits);
         tu_set(lo, bits, i, a);
         tu_set(hi, bits, i, b);
@@ -687,6 +691,13 @@ static void check_collect_lengths(harmonia_tree *t, const tu_model *m, uint64_t 
     uint64_t *ref_offsets = malloc((n + 1) * 8), *offsets = malloc((n + 1) * 8);
     assert_int_equal(harmonia_range_collect(t, &cpu, lo, hi, n, ref_offsets, NULL, NULL), HARMONIA_OK);
     const uint64_t total = ref_offsets[n];
+    if (length >= 16 || sparse) /* the mean is the length: the band's edge is where the test says */
+        assert_int_equal(total, n * length);
+    harmonia_tree_info info;
+    assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+    const unsigned tree_g = info.ntg_group_size ? info.ntg_group_size
+                                                : ntg_default_group_size(info.fanout, bits, n, 0, 0);
+    const unsigned g = ntg_collect_group_size(total, n, tree_g, info.fanout);
     void *ref_keys = malloc(total * kb + 8), *ref_values = malloc(total * kb + 8);
     void *keys = malloc(total * kb + 8), *values = malloc(total * kb + 8);
     assert_int_equal(harmonia_range_collect(t, &cpu, lo, hi, n, ref_offsets, ref_keys, ref_values), HARMONIA_OK);
@@ -714,10 +725,12 @@ static void check_collect_lengths(harmonia_tree *t, const tu_model *m, uint64_t 
         assert_int_equal(offsets[i], ref_offsets[i]);
     for (uint64_t j = 0; j < total; j++)
         if (tu_get(keys, bits, j) != tu_get(ref_keys, bits, j) || tu_get(values, bits, j) != tu_get(ref_values, bits, j))
-            fail_msg("collect pair %llu of %llu differs (%u-bit, length %llu, n %llu, async %d)", (unsigned long long)j,
-                     (unsigned long long)total, bits, (unsigned long long)length, (unsigned long long)n, async);
+            fail_msg("collect pair %llu of %llu differs (%u-bit, length %llu, n %llu, G %u, async %d)",
+                     (unsigned long long)j, (unsigned long long)total, bits, (unsigned long long)length,
+                     (unsigned long long)n, g, async);
     cudaFree(d_lo); cudaFree(d_hi); cudaFree(d_offsets); cudaFree(d_keys); cudaFree(d_values);
     free(lo); free(hi); free(ref_offsets); free(offsets); free(ref_keys); free(ref_values); free(keys); free(values);
+    return g;
 }
 
 static void test_collect_group_choice(void **state)
@@ -725,6 +738,7 @@ static void test_collect_group_choice(void **state)
     (void)state;
     uint64_t rng = 23;
     static const uint64_t lengths[] = {1, 8, 31, 32, 64, 511, 512, 1024, 5000};
+    unsigned seen = 0; /* bit g: a call the policy gave G = g */
     for (unsigned w = 0; w < 2; w++)
         for (unsigned f = 0; f < 2; f++) {
             const uint32_t bits = w ? 64 : 32, F = f ? 64 : HARMONIA_DEFAULT_FANOUT(bits);
@@ -734,14 +748,29 @@ static void test_collect_group_choice(void **state)
             for (unsigned li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
                 if (quick() && li % 3 != 1)
                     continue;
-                /* many short ranges (more blocks than the fill), few long ones */
-                const uint64_t n = lengths[li] >= 512 ? 300 : quick() ? 3000 : 70000;
+                const uint64_t n = lengths[li] >= 256 ? 400 : quick() ? 3000 : 70000;
                 for (int async = 0; async < 2; async++)
-                    check_collect_lengths(t, &m, n, lengths[li], async, &rng);
+                    seen |= 1u << check_collect_lengths(t, &m, n, lengths[li], 0, async, &rng);
             }
+            /* the tree's own G (harmonia_set_group_size) for short ranges: 1 and 2 */
+            for (uint32_t g = 1; g <= 2; g++) {
+                assert_int_equal(harmonia_set_group_size(t, g), HARMONIA_OK);
+                seen |= 1u << check_collect_lengths(t, &m, 2000, 8, 0, (int)g - 1, &rng);
+            }
+            assert_int_equal(harmonia_set_group_size(t, 0), HARMONIA_OK);
+            /* many ranges at a mean of 512 (the 32-bit default tree: G = 32, more ranges than the
+             * grid's warps), and at 40 */
+            if (!quick() && !w && !f)
+                for (int async = 0; async < 2; async++)
+                    seen |= 1u << check_collect_lengths(t, &m, 40000, 512, 1, async, &rng);
+            seen |= 1u << check_collect_lengths(t, &m, quick() ? 2000 : 40000, 40, 1, 0, &rng);
             harmonia_free(t);
             tu_model_free(&m);
         }
+    /* every G the kernel can pick was given to some call */
+    for (uint32_t g = 1; g <= 32; g *= 2)
+        if (!(seen & (1u << g)))
+            fail_msg("no collect call was given G = %u (seen 0x%x)", g, seen);
 }
 
 /* Upload, release and re-upload repeatedly; info reports the device copy; a bad G is refused. */
