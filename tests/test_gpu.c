@@ -663,7 +663,8 @@ static void test_ranges(void **state)
  * 32 pairs, 8 from 32, 32 from 512, at most the fanout). The results are the same for every G, so
  * what the test checks is that every band, and each edge of one, gives the CPU engine's pairs:
  * ranges of exactly `length` keys (one in 97 empty and the next one twice as long, so that the mean
- * is exactly `length`; lengths below 16 also get one range over the whole tree), or with `sparse`
+ * is exactly `length`; lengths below 16 also get one range over the whole tree where that keeps
+ * the mean below 24), or with `sparse`
  * one range in 20 of 20 * length keys and the rest empty (many ranges at a long mean: the kernel
  * loops over its grid). Synchronous and asynchronous. Returns the G the policy gives the call. */
 static unsigned check_collect_lengths(harmonia_tree *t, const tu_model *m, uint64_t n, uint64_t length, int sparse,
@@ -678,7 +679,8 @@ static unsigned check_collect_lengths(harmonia_tree *t, const tu_model *m, uint6
         uint64_t a = m->keys[first + 1], b = m->keys[first]; /* empty: lo above hi */
         if (len > 0)
             a = m->keys[first], b = m->keys[first + len - 1];
-        if (!sparse && i == n / 2 && length < 16) /* one range over everything (not an edge: < 32) */
+        /* one range over everything, where it keeps the mean below 16 + 8 (not an edge) */
+        if (!sparse && i == n / 2 && length < 16 && 8 * n > m->n)
             a = 0, b = tu_mask(bits);
         tu_set(lo, bits, i, a);
         tu_set(hi, bits, i, b);
@@ -738,7 +740,7 @@ static void test_collect_group_choice(void **state)
     (void)state;
     uint64_t rng = 23;
     static const uint64_t lengths[] = {1, 8, 31, 32, 64, 511, 512, 1024, 5000};
-    unsigned seen = 0; /* bit g: a call the policy gave G = g */
+    uint64_t seen = 0; /* bit g: a call the policy gave G = g */
     for (unsigned w = 0; w < 2; w++)
         for (unsigned f = 0; f < 2; f++) {
             const uint32_t bits = w ? 64 : 32, F = f ? 64 : HARMONIA_DEFAULT_FANOUT(bits);
@@ -750,27 +752,27 @@ static void test_collect_group_choice(void **state)
                     continue;
                 const uint64_t n = lengths[li] >= 256 ? 400 : quick() ? 3000 : 70000;
                 for (int async = 0; async < 2; async++)
-                    seen |= 1u << check_collect_lengths(t, &m, n, lengths[li], 0, async, &rng);
+                    seen |= 1ull << check_collect_lengths(t, &m, n, lengths[li], 0, async, &rng);
             }
             /* the tree's own G (harmonia_set_group_size) for short ranges: 1 and 2 */
             for (uint32_t g = 1; g <= 2; g++) {
                 assert_int_equal(harmonia_set_group_size(t, g), HARMONIA_OK);
-                seen |= 1u << check_collect_lengths(t, &m, 2000, 8, 0, (int)g - 1, &rng);
+                seen |= 1ull << check_collect_lengths(t, &m, 2000, 8, 0, (int)g - 1, &rng);
             }
             assert_int_equal(harmonia_set_group_size(t, 0), HARMONIA_OK);
             /* many ranges at a mean of 512 (the 32-bit default tree: G = 32, more ranges than the
              * grid's warps), and at 40 */
             if (!quick() && !w && !f)
                 for (int async = 0; async < 2; async++)
-                    seen |= 1u << check_collect_lengths(t, &m, 40000, 512, 1, async, &rng);
-            seen |= 1u << check_collect_lengths(t, &m, quick() ? 2000 : 40000, 40, 1, 0, &rng);
+                    seen |= 1ull << check_collect_lengths(t, &m, 40000, 512, 1, async, &rng);
+            seen |= 1ull << check_collect_lengths(t, &m, quick() ? 2000 : 40000, 40, 1, 0, &rng);
             harmonia_free(t);
             tu_model_free(&m);
         }
     /* every G the kernel can pick was given to some call */
     for (uint32_t g = 1; g <= 32; g *= 2)
-        if (!(seen & (1u << g)))
-            fail_msg("no collect call was given G = %u (seen 0x%x)", g, seen);
+        if (!(seen & (1ull << g)))
+            fail_msg("no collect call was given G = %u (seen 0x%llx)", g, (unsigned long long)seen);
 }
 
 /* Upload, release and re-upload repeatedly; info reports the device copy; a bad G is refused. */
