@@ -367,7 +367,8 @@ HARMONIA_API harmonia_status harmonia_range_count(harmonia_tree *tree, const har
  *   must be those of phase 1 for the same tree and ranges (they are read, not recomputed). The
  *   CPU engine checks them first (never decreasing, no range above the key count: INVALID); so
  *   does the GPU engine for a tree loaded without verification when config->memory is HOST
- *   (CORRUPT: its damaged keys gave such counts).
+ *   (CORRUPT: its damaged keys gave such counts). Device offsets are not read on the host: a
+ *   range whose offsets decrease collects nothing there (never a length that wraps around).
  * Synchronous. */
 HARMONIA_API harmonia_status harmonia_range_collect(harmonia_tree *tree, const harmonia_query_config *config,
                                        const void *lo, const void *hi, uint64_t count,

@@ -248,8 +248,11 @@ __device__ __forceinline__ void collect_ranges(const ntg_view &v, const K *__res
         uint64_t leaf;
         uint32_t slot;
         const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
-        uint64_t remaining = active ? offsets[i + 1] - offsets[i] : 0;
-        uint64_t out = active ? offsets[i] - offset_base : 0;
+        /* offsets that decrease (not phase 1's: a caller's mistake) give an empty range, never an
+         * underflowed length written far past the outputs */
+        const uint64_t at = active ? offsets[i] : 0, end = active ? offsets[i + 1] : 0;
+        uint64_t remaining = end > at ? end - at : 0;
+        uint64_t out = active ? at - offset_base : 0;
         const uint64_t skipped = active && skip ? skip[i] : 0;
         if (skipped > 0 && remaining > 0) { /* a piece of a long range: jump to its rank */
             leaf = leaf_of_rank(v, start_rank + skipped);

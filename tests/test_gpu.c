@@ -1080,6 +1080,37 @@ static void test_options_and_misuse(void **state)
     }
     free(keys);
     free(values);
+    /* device offsets that decrease (not phase 1's): the device path does not read them on the host,
+     * so it cannot refuse them, but a decreasing pair is an empty range, never a length that
+     * underflows and writes past the outputs; with the kernel's G and with each explicit one */
+    {
+        const uint64_t bad[5] = {0, 5, 3, 8, 8}, guard = 4096, sentinel = 0x5A5A5A5A5A5A5A5Aull;
+        uint64_t *d_bad = device_copy(bad, sizeof bad);
+        uint64_t four_lo[4] = {m.keys[0], m.keys[10], m.keys[20], m.keys[30]};
+        void *d_lo4 = device_copy(four_lo, sizeof four_lo);
+        uint64_t *out = malloc((8 + guard) * 8);
+        for (uint32_t g = 0; g <= 16; g = g ? 2 * g : 1) {
+            for (uint64_t i = 0; i < 8 + guard; i++)
+                out[i] = sentinel;
+            void *d_out = device_copy(out, (8 + guard) * 8);
+            harmonia_query_config_init(&c);
+            c.backend = HARMONIA_BACKEND_GPU;
+            c.group_size = g;
+            assert_int_equal(harmonia_range_collect(t, &c, d_lo4, d_lo4, 4, d_bad, d_out, NULL), HARMONIA_OK);
+            to_host(out, d_out, (8 + guard) * 8);
+            for (uint64_t i = 0; i < 8; i++) /* range 0 wrote 0 .. 4, range 2 3 .. 7 (3 and 4: either) */
+                if (i < 3 || i > 4)
+                    assert_int_equal(out[i], i < 3 ? m.keys[i] : m.keys[20 + i - 3]);
+            for (uint64_t i = 8; i < 8 + guard; i++)
+                if (out[i] != sentinel)
+                    fail_msg("G %u: a collect with decreasing offsets wrote slot %llu past the outputs", g,
+                             (unsigned long long)i);
+            cudaFree(d_out);
+        }
+        free(out);
+        cudaFree(d_bad);
+        cudaFree(d_lo4);
+    }
     cudaFree(d_q);
     cudaFree(d_v);
     cudaFree(d_f);
