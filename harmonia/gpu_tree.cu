@@ -16,6 +16,8 @@ extern "C" {
 #include "prefix_sum/prefix_sum.h"
 }
 
+static_assert(NTG_MAX_LEVELS == HARMONIA_MAX_LEVELS, "ntg.h and harmonia.h disagree on the most levels");
+
 /* --- errors ------------------------------------------------------------------------------------ */
 
 extern "C" harmonia_status hm_gpu_fail(harmonia_tree *tree, int cuda_error, const char *what)
@@ -396,6 +398,7 @@ static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
         return;
     memcpy(g->view.top_first_child, tree->kr.first_child, entries * sizeof(uint32_t));
     g->view.top_entries = entries;
+    g->view.top_levels = levels;
 }
 
 /* The copy's view of its arrays (g->d_*) for the tree's published version (tree->kr), and what goes
@@ -407,7 +410,6 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     ntg_view *v = &g->view;
     v->keys = g->d_keys;
     v->leaf_values = g->d_values;
-    v->first_child = g->d_first_child;
     v->leaf_rank = g->d_leaf_rank;
     v->n_internal = t->n_internal;
     v->n_leaves = t->n_leaves;
@@ -418,6 +420,8 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     v->leaf_size = t->leaf_size;
     v->height = t->height;
     v->max_key_present = kr_max_key_present(t);
+    memset(v->levels, 0, sizeof v->levels);
+    ps_levels(t->level_start, t->height, v->levels);
     v->top_entries = UINT32_MAX; /* set_top_cut fills it */
     set_top_cut(tree, g);
     g->tree_bytes = hm_device_copy_bytes(t);

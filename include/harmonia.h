@@ -789,7 +789,8 @@ HARMONIA_API harmonia_status harmonia_set_device(harmonia_tree *tree, int device
                                                  const harmonia_allocator *allocator);
 
 /* Makes the device copy on the tree's device (key region, leaf values, leaf ranks, first-child
- * array; its top cut travels with each launch, see harmonia_set_constant_levels), replacing an older
+ * array; its top cut and each level's closed form travel with each launch, see
+ * harmonia_set_constant_levels), replacing an older
  * copy once the tree's queries already queued have finished. Queries with the GPU backend upload on
  * first use; call this to control when. The device copy records the tree version it holds.
  * Synchronous: returns with the copy in place (waits for the tree's own stream only).
@@ -807,8 +808,9 @@ HARMONIA_API void harmonia_device_release(harmonia_tree *tree);
 HARMONIA_API harmonia_status harmonia_device_bytes(const harmonia_tree *tree, uint64_t *bytes_out);
 
 /* How many internal levels, root first, the GPU kernels read from constant memory (their
- * first-child entries travel as kernel parameters, in the constant bank; the rest is read from
- * global memory through the read-only cache). The constant cache serves one address per cycle, so
+ * first-child entries travel as kernel parameters, in the constant bank; the other levels' children
+ * are computed from each level's closed form, which travels there too: every layout shares a
+ * level's children evenly among its nodes). The constant cache serves one address per cycle, so
  * a level whose nodes are reached by different queries of a warp is read serially: every level
  * below the root cost time where it was measured (bench/NOTES.md). Hence the default,
  * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many

@@ -20,21 +20,32 @@
 extern "C" {
 #endif
 
-/* A device tree as the kernels see it: device pointers and sizes, nothing owned; and the top cut of
- * the first-child array (prefix_sum.h), first_child[0 .. top_entries). The view is passed by value
- * with each launch, so the cut lives in the kernel-parameter constant bank: the paper's "top levels
- * in constant memory", per tree and per launch, with no process-wide __constant__ symbol to share
- * between trees. The cut makes the view about 2.2 KiB, within the 4 KiB parameter budget. */
+/* The most levels a tree has (key_region.h LIMITS; harmonia.h HARMONIA_MAX_LEVELS, checked by the
+ * front at compile time). */
+#define NTG_MAX_LEVELS 32
+
+/* A device tree as the kernels see it: device pointers and sizes, nothing owned; each internal
+ * level's closed form of the first-child array (prefix_sum.h, THE EVEN SHARE), from which a
+ * descent computes a node's children without reading the array; and the top cut of the array,
+ * first_child[0 .. top_entries), covering its first top_levels levels. The view is passed by value
+ * with each launch, so the closed forms and the cut live in the kernel-parameter constant bank:
+ * the paper's "top levels in constant memory", per tree and per launch, with no process-wide
+ * __constant__ symbol to share between trees. A descent reads a level's children from the cut
+ * (one constant-bank read a node, serialised when a warp's nodes differ) or computes them from the
+ * level's closed form (one uniform constant-bank read a level and a few integer operations); the
+ * cut's levels are the tree's constant-levels setting (harmonia_set_constant_levels). The view is
+ * about 2.7 KiB, within the 4 KiB parameter budget. */
 typedef struct ntg_view {
     const void *keys;           /* key region (device) */
     const void *leaf_values;    /* leaf values (device) */
-    const uint32_t *first_child;/* n_internal + 1 entries (device) */
     const uint64_t *leaf_rank;  /* n_leaves + 1 entries (device) */
     uint64_t n_internal, n_leaves, n_keys;
     uint64_t leaf_key_base;     /* n_internal * F */
     uint32_t key_bits, fanout, leaf_size, height;
     bool max_key_present;
+    uint32_t top_levels;        /* internal levels, root first, whose children come from the cut */
     uint32_t top_entries;       /* first_child entries in top_first_child (<= PS_TOP_MAX_ENTRIES) */
+    ps_level levels[NTG_MAX_LEVELS]; /* levels[l]: internal level l's closed form (l < height - 1) */
     uint32_t top_first_child[PS_TOP_MAX_ENTRIES];
 } ntg_view;
 

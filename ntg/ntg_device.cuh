@@ -1,6 +1,6 @@
 /* ntg_device.cuh — the device-side building blocks of every NTG kernel, in the layers CUB uses:
  * the group search inside one node (warp scope: coalesced loads, one ballot and one shuffle) and
- * the root-to-leaf traversal (group scope), generic over the reader of the first-child array.
+ * the root-to-leaf traversal (group scope), generic over the reader of a node's children.
  * Included by the kernel files of ntg/ only; the launches live there. */
 #ifndef HARMONIA_NTG_DEVICE_CUH
 #define HARMONIA_NTG_DEVICE_CUH
@@ -193,44 +193,63 @@ __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K
 /* ------------------------------------------------------------------------------------------------
  * Traversal (group scope).
  * ---------------------------------------------------------------------------------------------- */
-/* First-child readers: the traversal takes one as a template argument. The descent kernels of
- * ntg_kernels.cu read the view's top cut first (constant bank); other kernels read the array
- * through the read-only cache alone. */
-struct ntg_first_child_global {
-    __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
+/* Children readers: the traversal takes one as a template argument and asks it for the children
+ * of `node`, a node of internal level `level` (warp-uniform): the first child, and the last's
+ * offset from it (child count - 1). Neither reads the first-child array itself: its even share
+ * (prefix_sum.h) gives each level a closed form in the view, and the top cut is a copy of its first
+ * entries; so a level of a descent waits on one memory access, the node's keys. */
+struct ntg_children_closed { /* the level's closed form: one uniform constant-bank read a level */
+    __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint32_t level, uint32_t node,
+                                                   uint32_t *last) const
     {
-        return __ldg(v.first_child + node);
+        return ps_level_children(&v.levels[level], node, last);
+    }
+};
+
+/* The descent kernels of ntg_kernels.cu: the top cut's levels from the cut (constant bank, one
+ * address a node), the others from their closed form. */
+struct ntg_children_cut {
+    __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint32_t level, uint32_t node,
+                                                   uint32_t *last) const
+    {
+        if (level < v.top_levels) {
+            const uint32_t first = v.top_first_child[node];
+            *last = v.top_first_child[node + 1] - first - 1;
+            return first;
+        }
+        return ps_level_children(&v.levels[level], node, last);
     }
 };
 
 /* Leaf number (0-based) where the search for q ends. */
 /* F: the fanout when known at compile time (0: the view's). */
-template <typename K, int G, bool WARP_UNIFORM, typename FC, int F = 0>
+template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0>
 __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
-                                            uint32_t group_shift, FC first_child_at)
+                                            uint32_t group_shift, CH children)
 {
     const K *keys = static_cast<const K *>(v.keys);
     const uint32_t fanout = F ? (uint32_t)F : v.fanout;
-    uint64_t node = 0;
+    uint32_t node = 0; /* node numbers fit 32 bits (key_region.h, LIMITS) */
     for (uint32_t level = 0; level + 1 < v.height; level++) {
-        const uint32_t first = first_child_at(v, node);
-        const uint32_t last_child = first_child_at(v, node + 1) - first - 1;
-        const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + node * fanout, fanout, q, lane_in_group, group_shift);
-        node = first + (j < last_child ? j : last_child);
+        uint32_t last;
+        const uint32_t first = children(v, level, node, &last);
+        const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + (uint64_t)node * fanout, fanout, q,
+                                                                      lane_in_group, group_shift);
+        node = first + (j < last ? j : last);
     }
-    return node - v.n_internal;
+    return (uint64_t)node - v.n_internal;
 }
 
 /* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count).
  * F, L: the fanout and leaf size when known at compile time (0: the view's). */
-template <typename K, int G, bool WARP_UNIFORM, typename FC, int F = 0, int L = 0>
+template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0, int L = 0>
 __device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, uint64_t *leaf_out, uint32_t *slot_out,
-                                            FC first_child_at)
+                                            CH children)
 {
     const K *keys = static_cast<const K *>(v.keys);
     const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
-    const uint64_t leaf = descend<K, G, WARP_UNIFORM, FC, F>(v, q, lane_in_group, group_shift, first_child_at);
+    const uint64_t leaf = descend<K, G, WARP_UNIFORM, CH, F>(v, q, lane_in_group, group_shift, children);
     const uint32_t slot = group_count<K, G, true, WARP_UNIFORM, L>(keys + v.leaf_key_base + leaf * leaf_size, leaf_size, q,
                                                   lane_in_group, group_shift);
     *leaf_out = leaf;

@@ -1,7 +1,7 @@
 /* ntg_kernels.cu — the GPU traversal kernels with narrowed thread groups (NTG), in three layers as
  * CUB does: the group search inside one node (warp scope: coalesced loads, one ballot and one
- * shuffle), the root-to-leaf traversal (group scope: the top of the first-child array from the
- * view's cut in the kernel-parameter constant bank, then the read-only cache), and the launches
+ * shuffle), the root-to-leaf traversal (group scope: a node's children from the view's top cut of
+ * the first-child array or its level's closed form, both in the kernel-parameter constant bank), and the launches
  * (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA partition is
  * psa/; the pipelines are harmonia/gpu_query.cu. */
 #include <assert.h>
@@ -14,16 +14,9 @@
 #include "ntg/ntg_device.cuh"
 #include "ntg/ntg_policy.h"
 
-/* The first-child reader of these kernels: the view's top cut (kernel parameters: the constant
- * bank, whose cache serves one address per cycle, as __constant__ memory), then the read-only
- * cache. The view parameter is __grid_constant__, so indexing its cut reads the parameter bank in
- * place (no copy to local memory). */
-struct first_child_at_t {
-    __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint64_t node) const
-    {
-        return node < v.top_entries ? v.top_first_child[node] : __ldg(v.first_child + node);
-    }
-};
+/* The children reader of these kernels is ntg_children_cut (the view's top cut, then each level's
+ * closed form; ntg_device.cuh). The view parameter is __grid_constant__, so indexing its cut and
+ * its levels reads the parameter bank in place (no copy to local memory). */
 
 /* ------------------------------------------------------------------------------------------------
  * Kernels (device scope). Every warp loops over its share of queries in steps of 32 / G queries;
@@ -49,7 +42,7 @@ lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries,
         const bool active = i < n;
         const K q = active ? queries[i] : queries[base];
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
-        const uint64_t leaf = descend<K, G, true, first_child_at_t, F>(v, q, p.lane_in_group, p.group_shift, first_child_at_t());
+        const uint64_t leaf = descend<K, G, true, ntg_children_cut, F>(v, q, p.lane_in_group, p.group_shift, ntg_children_cut());
         const K *leaf_keys = keys + v.leaf_key_base + leaf * leaf_size;
         bool found = false;
         K value = 0;
@@ -92,7 +85,7 @@ lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ que
         const K q = active ? queries[i] : queries[base];
         uint64_t leaf;
         uint32_t slot;
-        rank_of<K, G, true, first_child_at_t, F, L>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
+        rank_of<K, G, true, ntg_children_cut, F, L>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         if (active && p.lane_in_group == 0) {
             const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
@@ -125,7 +118,7 @@ range_count_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo,
         const K a = active ? lo[i] : lo[base], b = active ? hi[i] : hi[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
+        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
         /* keys <= b: all when b is the maximum, else the rank of b + 1: walk forward from the lower
          * bound's leaf while every key of the leaf is < b + 1 (a short range ends there), and
          * descend again only when the walk is too long */
@@ -145,7 +138,7 @@ range_count_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo,
                 }
             }
             if (!found)
-                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
+                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
         }
         if (active && p.lane_in_group == 0)
             counts_out[i] = a > b || up_to_b < below_lo ? 0 : up_to_b - below_lo; /* no wrap on damaged ranks */
@@ -247,7 +240,7 @@ __device__ __forceinline__ void collect_ranges(const ntg_view &v, const K *__res
         const K a = active ? lo[i] : lo[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, first_child_at_t());
+        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
         /* offsets that decrease (not phase 1's: a caller's mistake) give an empty range, never an
          * underflowed length written far past the outputs */
         const uint64_t at = active ? offsets[i] : 0, end = active ? offsets[i + 1] : 0;
@@ -325,6 +318,7 @@ static void assert_view(const ntg_view *v)
 {
     assert(v->key_bits == 32 || v->key_bits == 64);
     assert(v->top_entries <= PS_TOP_MAX_ENTRIES && v->top_entries <= v->n_internal + 1);
+    assert(v->height <= NTG_MAX_LEVELS && (v->top_levels == 0 || v->top_levels < v->height));
     assert(v->n_leaves >= 1 && v->height >= 1);
     (void)v;
 }

@@ -167,7 +167,7 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
     for (int k = 0; k < ITEMS; k++) {
         if ((uint32_t)k < k0 || (uint32_t)k >= k1)
             continue;
-        const uint64_t leaf = descend<K, 1, true>(v, q[k], 0, 0, ntg_first_child_global());
+        const uint64_t leaf = descend<K, 1, true>(v, q[k], 0, 0, ntg_children_closed());
         const K *leaf_keys = leaf_level + leaf * L;
         const uint32_t sl = group_count<K, 1, true, true>(leaf_keys, L, q[k], 0, 0);
         const K at = sl < L ? __ldg(leaf_keys + sl) : max_key;
@@ -197,7 +197,7 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
  * CHUNKED (dense windows): the whole tile is staged, or descends; no predicates, fewer registers. */
 template <typename K, bool LOWER_BOUND, int ITEMS, bool CHUNKED>
 __global__ void __launch_bounds__(NTG_PS_THREADS, CHUNKED ? NTG_PS_SPARSE_MIN_BLOCKS : NTG_PS_MIN_BLOCKS)
-search_kernel(const ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
+search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
               uint32_t n, const uint32_t *__restrict__ in_span, K *__restrict__ values_out, K *__restrict__ keys_out,
               uint8_t *__restrict__ found_out, bool unordered)
 {

@@ -8,6 +8,23 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* Level l's closed form (prefix_sum.h, THE EVEN SHARE). */
+static void ps_levels_one(const uint64_t *level_start, uint32_t l, ps_level *lv)
+{
+    const uint64_t parents = level_start[l + 1] - level_start[l];
+    const uint64_t children = level_start[l + 2] - level_start[l + 1];
+    const uint32_t start = (uint32_t)level_start[l], share = parents ? (uint32_t)(children / parents) : 0;
+    lv->share = share;
+    lv->extra_end = start + (parents ? (uint32_t)(children % parents) : 0);
+    lv->base = (uint32_t)level_start[l + 1] - start * (share + 1u); /* modulo 2^32 */
+}
+
+void ps_levels(const uint64_t *level_start, uint32_t height, ps_level *levels)
+{
+    for (uint32_t l = 0; l + 1 < height; l++)
+        ps_levels_one(level_start, l, &levels[l]);
+}
+
 void ps_build(uint32_t *first_child, const uint64_t *level_start, uint32_t height)
 {
     assert(height >= 1);
@@ -64,6 +81,22 @@ bool ps_check(const uint32_t *fc, const uint64_t *level_start, uint32_t height, 
                         "prefix sums: the first child of level %" PRIu32 " is node %" PRIu32
                         ", but level %" PRIu32 " starts at node %" PRIu64,
                         l, fc[level_start[l]], l + 1, level_start[l + 1]);
+    /* the even share: every entry equals its level's closed form (what the GPU kernels compute) */
+    for (uint32_t l = 0; l + 1 < height; l++) {
+        ps_level lv;
+        ps_levels_one(level_start, l, &lv);
+        for (uint64_t i = level_start[l]; i < level_start[l + 1]; i++) {
+            uint32_t last;
+            const uint32_t expect = ps_level_children(&lv, (uint32_t)i, &last);
+            if (fc[i] != expect)
+                return fail(message, bytes,
+                            "prefix sums: internal node %" PRIu64 " of level %" PRIu32 " has first child %" PRIu32
+                            ", not %" PRIu32 " (level %" PRIu32 "'s %" PRIu64 " nodes share level %" PRIu32
+                            "'s %" PRIu64 " evenly)",
+                            i, l, fc[i], expect, l, level_start[l + 1] - level_start[l], l + 1,
+                            level_start[l + 2] - level_start[l + 1]);
+        }
+    }
     if (fc[n_internal] != n_nodes)
         return fail(message, bytes, "prefix sums: first_child[n_internal] is %" PRIu32 ", not n_nodes %" PRIu64,
                     fc[n_internal], n_nodes);

@@ -14,10 +14,17 @@
  *   first_child[i+1] - first_child[i] = the child count of node i, in [2, F];
  *   first_child[level_start[l]] = level_start[l+1] for every internal level l (the children of
  *   level l are exactly level l+1, in order);
- *   first_child[n_internal] = n_nodes.
+ *   first_child[n_internal] = n_nodes;
+ *   THE EVEN SHARE: level l's P nodes share level l+1's C nodes as evenly as possible, in order,
+ *   the earlier ones taking the extra children (ps_even_share; every layout is built by ps_build):
+ *   node level_start[l] + p has share + (p < extra) children, share = C / P, extra = C % P, so
+ *     first_child[level_start[l] + p] = level_start[l+1] + p * share + min(p, extra).
  * So the array is strictly increasing, child j of node i is node first_child[i] + j, and the whole
  * array costs 4 bytes per internal node (about n_keys / (L*F/2) entries), small enough that its top
- * levels fit in the GPU's constant bank.
+ * levels fit in the GPU's constant bank. The even share gives each level a closed form (ps_level,
+ * four words): the GPU kernels compute a node's children from it instead of reading the array, so
+ * a level of a descent is one memory access (the node's keys), not two. ps_check checks every entry
+ * of the array against it, so the closed form and the array never disagree in a checked tree.
  *
  * THE TOP CUT. The GPU kernels read first_child[0 .. entries) from constant memory and the rest
  * through the read-only cache. The cut is whole levels plus one sentinel entry after them (so that
@@ -43,11 +50,39 @@ static inline uint64_t ps_even_share(uint64_t n_children, uint64_t n_parents, ui
     return n_children / n_parents + (p < n_children % n_parents ? 1 : 0);
 }
 
+/* The closed form of one internal level (THE EVEN SHARE above), in three words for the kernels'
+ * chain: node i (i = start + p) of the level has share + (i < extra_end) children, the first being
+ *   first_child[i] = next + p * share + min(p, extra) = base + i * share + min(i, extra_end)
+ * with extra_end = start + extra and base = next - start * (share + 1), both in arithmetic modulo
+ * 2^32 (the result is a node number, below 2^32). */
+typedef struct ps_level {
+    uint32_t base, share, extra_end;
+} ps_level;
+
+#if defined(__CUDACC__)
+#define PS_HD __host__ __device__ __forceinline__
+#else
+#define PS_HD static inline
+#endif
+
+/* The children of node (a node of the level lv describes): the first, and the last's offset from
+ * it (child count - 1). Integer only, the same on the host and the device. */
+PS_HD uint32_t ps_level_children(const ps_level *lv, uint32_t node, uint32_t *last_offset)
+{
+    const uint32_t more = node < lv->extra_end ? node : lv->extra_end;
+    *last_offset = lv->share - (node < lv->extra_end ? 0u : 1u);
+    return lv->base + node * lv->share + more;
+}
+
+/* levels[l] for the internal levels l = 0 .. height - 2 of the shape (none for height 1). */
+void ps_levels(const uint64_t *level_start, uint32_t height, ps_level *levels);
+
 /* Fills first_child[0 .. level_start[height - 1]] for the shape: each level's nodes share the next
  * level's nodes evenly, in order (ps_even_share). */
 void ps_build(uint32_t *first_child, const uint64_t *level_start, uint32_t height);
 
-/* Checks the invariant above for a tree of the shape and fanout. Returns true when it holds;
+/* Checks the invariant above (the even share included, entry by entry) for a tree of the shape and
+ * fanout. Returns true when it holds;
  * otherwise false with the first broken sentence in message (message_bytes bytes, may be 0). */
 bool ps_check(const uint32_t *first_child, const uint64_t *level_start, uint32_t height,
               uint32_t fanout, char *message, size_t message_bytes);

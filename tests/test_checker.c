@@ -2,6 +2,7 @@
  * which, in words: one deliberate corruption at a time on a valid tree, restored after each. */
 #include "tests/test_util.h"
 #include "harmonia/tree_internal.h"
+#include "prefix_sum/prefix_sum.h"
 
 static harmonia_tree *make_tree(uint32_t key_bits, uint64_t n, uint32_t fanout, uint32_t leaf_size, double fill)
 {
@@ -136,12 +137,79 @@ static void test_structure_corruptions(void **state)
     harmonia_free(t);
 }
 
+/* The even share (prefix_sum.h): a first-child array that keeps every other sentence of the
+ * invariant (child counts in [2, F], each level's first child) but moves one child from one node to
+ * its neighbour is corrupt: the GPU kernels compute children from each level's closed form. */
+static void test_uneven_share(void **state)
+{
+    (void)state;
+    harmonia_tree *t = make_tree(32, 20000, 8, 16, 1.0);
+    kr_tree *kr = &t->kr;
+    assert_true(kr->height >= 3);
+    /* two neighbours of the leaves' parents' level, the first able to take a child, the second to
+     * give one */
+    const uint64_t first = kr->level_start[kr->height - 2], end = kr->level_start[kr->height - 1];
+    uint64_t i = first;
+    while (i + 2 < end && !(kr->first_child[i + 1] - kr->first_child[i] < kr->fanout &&
+                            kr->first_child[i + 2] - kr->first_child[i + 1] > 2))
+        i++;
+    assert_true(i + 2 < end);
+    const uint32_t saved = kr->first_child[i + 1];
+    kr->first_child[i + 1] = saved + 1;
+    expect_corrupt(t, "evenly");
+    kr->first_child[i + 1] = saved;
+    assert_int_equal(harmonia_check(t), HARMONIA_OK);
+    harmonia_free(t);
+}
+
+/* Each level's closed form (ps_levels, ps_level_children) gives every entry of the array ps_build
+ * writes, and every node's child count, over shapes of every remainder: what the kernels compute. */
+static void test_closed_form(void **state)
+{
+    (void)state;
+    const uint32_t fanouts[] = {4, 5, 8, 16, 33};
+    for (size_t f = 0; f < sizeof fanouts / sizeof fanouts[0]; f++)
+        for (uint64_t leaves = 1; leaves < 3000; leaves += leaves < 80 ? 1 : 97) {
+            const uint32_t F = fanouts[f];
+            /* the planner's shape: each level ceil(children / F) nodes */
+            uint64_t counts[HARMONIA_MAX_LEVELS], n = leaves;
+            uint32_t levels = 0;
+            counts[levels++] = n;
+            while (n > 1) {
+                n = (n + F - 1) / F;
+                counts[levels++] = n;
+            }
+            uint64_t level_start[HARMONIA_MAX_LEVELS + 1];
+            level_start[0] = 0;
+            for (uint32_t l = 0; l < levels; l++)
+                level_start[l + 1] = level_start[l] + counts[levels - 1 - l];
+            const uint32_t height = levels;
+            const uint64_t n_internal = level_start[height - 1];
+            uint32_t *fc = malloc((n_internal + 1) * sizeof(uint32_t));
+            assert_non_null(fc);
+            ps_build(fc, level_start, height);
+            char message[256];
+            assert_true(ps_check(fc, level_start, height, F, message, sizeof message));
+            ps_level lv[HARMONIA_MAX_LEVELS];
+            ps_levels(level_start, height, lv);
+            for (uint32_t l = 0; l + 1 < height; l++)
+                for (uint64_t node = level_start[l]; node < level_start[l + 1]; node++) {
+                    uint32_t last = 0;
+                    assert_int_equal(ps_level_children(&lv[l], (uint32_t)node, &last), fc[node]);
+                    assert_int_equal(last + 1, fc[node + 1] - fc[node]);
+                }
+            free(fc);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_leaf_corruptions),
         cmocka_unit_test(test_internal_corruptions),
         cmocka_unit_test(test_structure_corruptions),
+        cmocka_unit_test(test_uneven_share),
+        cmocka_unit_test(test_closed_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
