@@ -810,7 +810,8 @@ HARMONIA_API harmonia_status harmonia_device_bytes(const harmonia_tree *tree, ui
 /* How many internal levels, root first, the GPU kernels read from constant memory (their
  * first-child entries travel as kernel parameters, in the constant bank; the other levels' children
  * are computed from each level's closed form, which travels there too: every layout shares a
- * level's children evenly among its nodes). The constant cache serves one address per cycle, so
+ * level's children evenly among its nodes; the range count computes every level's, measured
+ * faster). The constant cache serves one address per cycle, so
  * a level whose nodes are reached by different queries of a warp is read serially: every level
  * below the root cost time where it was measured (bench/NOTES.md). Hence the default,
  * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many

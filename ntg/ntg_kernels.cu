@@ -105,6 +105,9 @@ lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ que
     }
 }
 
+/* The range count takes every level's children from its closed form, the cut's levels too: with
+ * the cut's branch in its two descents the count ran 5 % slower than with the first-child array,
+ * without it 5 % faster (H100, bench/NOTES.md, "Each level's children from its closed form"). */
 template <typename K, int G>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 range_count_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo, const K *__restrict__ hi, uint64_t n,
@@ -118,7 +121,7 @@ range_count_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo,
         const K a = active ? lo[i] : lo[base], b = active ? hi[i] : hi[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
+        const uint64_t below_lo = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_closed());
         /* keys <= b: all when b is the maximum, else the rank of b + 1: walk forward from the lower
          * bound's leaf while every key of the leaf is < b + 1 (a short range ends there), and
          * descend again only when the walk is too long */
@@ -138,7 +141,7 @@ range_count_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ lo,
                 }
             }
             if (!found)
-                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
+                up_to_b = rank_of<K, G, false>(v, after_b, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_closed());
         }
         if (active && p.lane_in_group == 0)
             counts_out[i] = a > b || up_to_b < below_lo ? 0 : up_to_b - below_lo; /* no wrap on damaged ranks */
