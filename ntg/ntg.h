@@ -34,7 +34,7 @@ extern "C" {
  * (one constant-bank read a node, serialised when a warp's nodes differ) or computes them from the
  * level's closed form (one uniform constant-bank read a level and a few integer operations); the
  * cut's levels are the tree's constant-levels setting (harmonia_set_constant_levels). The view is
- * about 2.7 KiB, within the 4 KiB parameter budget. */
+ * about 2.5 KiB, within the 4 KiB parameter budget. */
 typedef struct ntg_view {
     const void *keys;           /* key region (device) */
     const void *leaf_values;    /* leaf values (device) */

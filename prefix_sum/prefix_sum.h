@@ -22,7 +22,7 @@
  * So the array is strictly increasing, child j of node i is node first_child[i] + j, and the whole
  * array costs 4 bytes per internal node (about n_keys / (L*F/2) entries), small enough that its top
  * levels fit in the GPU's constant bank. The even share gives each level a closed form (ps_level,
- * four words): the GPU kernels compute a node's children from it instead of reading the array, so
+ * three words): the GPU kernels compute a node's children from it instead of reading the array, so
  * a level of a descent is one memory access (the node's keys), not two. ps_check checks every entry
  * of the array against it, so the closed form and the array never disagree in a checked tree.
  *
