@@ -75,13 +75,8 @@ bool ps_check(const uint32_t *fc, const uint64_t *level_start, uint32_t height, 
                         " children (first_child %" PRIu32 " -> %" PRIu32 "), not in [2, %" PRIu32 "]",
                         i, (int64_t)fc[i + 1] - (int64_t)fc[i], fc[i], fc[i + 1], fanout);
     }
-    for (uint32_t l = 0; l + 1 < height; l++)
-        if (fc[level_start[l]] != level_start[l + 1])
-            return fail(message, bytes,
-                        "prefix sums: the first child of level %" PRIu32 " is node %" PRIu32
-                        ", but level %" PRIu32 " starts at node %" PRIu64,
-                        l, fc[level_start[l]], l + 1, level_start[l + 1]);
-    /* the even share: every entry equals its level's closed form (what the GPU kernels compute) */
+    /* the even share: every entry equals its level's closed form (what the GPU kernels compute);
+     * for a level's first node that is the next level's first node */
     for (uint32_t l = 0; l + 1 < height; l++) {
         ps_level lv;
         ps_levels_one(level_start, l, &lv);

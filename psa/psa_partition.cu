@@ -53,7 +53,7 @@ struct layout {
 #define SCAN_MEMO_DEVICES 64
 static std::atomic<size_t> scan_memo[SCAN_MEMO_DEVICES]; /* 0: not known yet */
 
-cudaError_t bucket_scan_bytes(size_t *bytes)
+static cudaError_t bucket_scan_bytes(size_t *bytes)
 {
     const int count = (int)((size_t)1 << PSA_MAX_BITS) + 1;
     int device = -1;
