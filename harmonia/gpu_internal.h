@@ -70,7 +70,8 @@ typedef struct hm_gpu {
     cudaEvent_t query_done;    /* recorded on a caller's stream after each device-array call */
     cudaEvent_t ready;         /* recorded on `stream` after work queries must wait for */
     bool ready_done;           /* the last `ready` was seen complete: no need to wait for it */
-    ntg_view view;             /* pointers, sizes and the top cut: what every launch passes */
+    ntg_view view;             /* pointers, sizes and closed forms: what every launch passes */
+    ntg_top_cut cut;           /* the top cut, for the kernels that read it (ntg.h) */
     void *d_keys, *d_values;
     uint32_t *d_first_child;
     uint64_t *d_leaf_rank;

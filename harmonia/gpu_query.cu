@@ -185,7 +185,7 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
                                         scratch->workspace, scratch->workspace_bytes, &keys, &positions, stream);
         if (e != cudaSuccess)
             return e;
-        return ntg_launch_lookup(v, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
+        return ntg_launch_lookup(v, &g->cut, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
                                  (uint64_t *)d_out[2], position_base, stream);
     }
     if (c->psa) {
@@ -215,10 +215,10 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     }
     switch (c->op) {
     case OP_LOOKUP:
-        return ntg_launch_lookup(v, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1],
+        return ntg_launch_lookup(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1],
                                  c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, stream);
     case OP_LOWER_BOUND:
-        return ntg_launch_lower_bound(v, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1], (uint8_t *)d_out[2],
+        return ntg_launch_lower_bound(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1], (uint8_t *)d_out[2],
                                       stream);
     default:
         return ntg_launch_range_count(v, c->group_size, d_in[0], d_in[1], n, (uint64_t *)d_out[0], stream);

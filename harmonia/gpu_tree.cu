@@ -387,18 +387,18 @@ extern "C" void hm_gpu_release(harmonia_tree *tree)
     pthread_mutex_unlock(&tree->gpu_lock);
 }
 
-/* The top cut of the first-child array into the view, for the tree's constant-levels setting
- * (hm_constant_entries): what every launch passes as parameters. */
+/* The top cut of the first-child array, for the tree's constant-levels setting
+ * (hm_constant_entries): what the launches that read it pass as parameters. */
 static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
 {
     uint32_t levels = 0;
     const uint32_t entries = (uint32_t)hm_constant_entries(tree, &levels);
     assert(entries <= PS_TOP_MAX_ENTRIES);
-    if (entries == g->view.top_entries)
+    if (entries == g->cut.entries)
         return;
-    memcpy(g->view.top_first_child, tree->kr.first_child, entries * sizeof(uint32_t));
-    g->view.top_entries = entries;
-    g->view.top_levels = levels;
+    memcpy(g->cut.first_child, tree->kr.first_child, entries * sizeof(uint32_t));
+    g->cut.entries = entries;
+    g->cut.levels = levels;
 }
 
 /* The copy's view of its arrays (g->d_*) for the tree's published version (tree->kr), and what goes
@@ -422,7 +422,7 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     v->max_key_present = kr_max_key_present(t);
     memset(v->levels, 0, sizeof v->levels);
     ps_levels(t->level_start, t->height, v->levels);
-    v->top_entries = UINT32_MAX; /* set_top_cut fills it */
+    g->cut.entries = UINT32_MAX; /* set_top_cut fills it */
     set_top_cut(tree, g);
     g->tree_bytes = hm_device_copy_bytes(t);
     g->version = tree->version;

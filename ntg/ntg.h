@@ -1,6 +1,6 @@
 /* ntg.h — the GPU traversal kernels' interface (narrowed thread groups): the plain by-value view of
- * a device tree that kernels receive, with the top of the first-child array inside it, and one
- * launcher per operation. Kernels exist for G in {1, 2, 4, 8, 16, 32} and both key widths; F and L
+ * a device tree that kernels receive, the top cut of its first-child array, and one launcher per
+ * operation. Kernels exist for G in {1, 2, 4, 8, 16, 32} and both key widths; F and L
  * are read from the view, so every F and L the build offers is served by the same kernels.
  * No global state: every launcher works on the device that is current and the stream it is given,
  * and two trees' launches never share anything. PSA (psa/, below ntg/) gives the bucket function of
@@ -24,17 +24,13 @@ extern "C" {
  * front at compile time). */
 #define NTG_MAX_LEVELS 32
 
-/* A device tree as the kernels see it: device pointers and sizes, nothing owned; each internal
- * level's closed form of the first-child array (prefix_sum.h, THE EVEN SHARE), from which a
- * descent computes a node's children without reading the array; and the top cut of the array,
- * first_child[0 .. top_entries), covering its first top_levels levels. The view is passed by value
- * with each launch, so the closed forms and the cut live in the kernel-parameter constant bank:
- * the paper's "top levels in constant memory", per tree and per launch, with no process-wide
- * __constant__ symbol to share between trees. A descent reads a level's children from the cut
- * (one constant-bank read a node, serialised when a warp's nodes differ) or computes them from the
- * level's closed form (one uniform constant-bank read a level and a few integer operations); the
- * cut's levels are the tree's constant-levels setting (harmonia_set_constant_levels). The view is
- * about 2.5 KiB, within the 4 KiB parameter budget. */
+/* A device tree as the kernels see it: device pointers and sizes, nothing owned, and each internal
+ * level's closed form of the first-child array (prefix_sum.h, THE EVEN SHARE), from which a descent
+ * computes a node's children without reading the array (one uniform constant-bank read a level and
+ * a few integer operations). The view is passed by value with each launch, so the closed forms live
+ * in the kernel-parameter constant bank, per tree and per launch, with no process-wide __constant__
+ * symbol to share between trees. It is 464 bytes (64-bit build); the top cut travels apart, and
+ * only with the kernels that read it (bench/NOTES.md, "Session 14"). */
 typedef struct ntg_view {
     const void *keys;           /* key region (device) */
     const void *leaf_values;    /* leaf values (device) */
@@ -43,11 +39,21 @@ typedef struct ntg_view {
     uint64_t leaf_key_base;     /* n_internal * F */
     uint32_t key_bits, fanout, leaf_size, height;
     bool max_key_present;
-    uint32_t top_levels;        /* internal levels, root first, whose children come from the cut */
-    uint32_t top_entries;       /* first_child entries in top_first_child (<= PS_TOP_MAX_ENTRIES) */
     ps_level levels[NTG_MAX_LEVELS]; /* levels[l]: internal level l's closed form (l < height - 1) */
-    uint32_t top_first_child[PS_TOP_MAX_ENTRIES];
 } ntg_view;
+
+/* The top cut of the first-child array, first_child[0 .. entries), covering its first `levels`
+ * internal levels: the paper's "top levels in constant memory", the tree's constant-levels setting
+ * (harmonia_set_constant_levels). Passed by value (the constant bank) to the kernels that read it:
+ * a descent takes a cut level's children from it (one constant-bank read a node, serialised when a
+ * warp's nodes differ) and the other levels' from their closed form. The default-shape point
+ * lookups and lower bounds compute every level from its closed form, the root's too (the same
+ * children), and so take no cut unless it holds two levels or more; then the generic kernels run. */
+typedef struct ntg_top_cut {
+    uint32_t levels;            /* internal levels, root first, whose children come from the cut */
+    uint32_t entries;           /* first_child entries in first_child (<= PS_TOP_MAX_ENTRIES) */
+    uint32_t first_child[PS_TOP_MAX_ENTRIES];
+} ntg_top_cut;
 
 /* Group sizes that have kernels. */
 static inline bool ntg_valid_group_size(uint32_t g)
@@ -59,13 +65,14 @@ static inline bool ntg_valid_group_size(uint32_t g)
  * of sorted queries) and no positions_out, the result of query slot i goes to output slot
  * positions[i], restoring the original order. With positions_out, results stay in slot i and
  * positions_out[i] = position_base + (positions ? positions[i] : i). Without either, slot i. */
-cudaError_t ntg_launch_lookup(const ntg_view *view, uint32_t group_size, const void *queries,
+/* cut: the tree's top cut (NULL or no levels: every level from its closed form). */
+cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                               const uint32_t *positions, uint64_t n, void *values_out,
                               uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
                               cudaStream_t stream);
 
 /* Lower bound; keys_out and values_out may be NULL. Output indexing as ntg_launch_lookup. */
-cudaError_t ntg_launch_lower_bound(const ntg_view *view, uint32_t group_size, const void *queries,
+cudaError_t ntg_launch_lower_bound(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                                    const uint32_t *positions, uint64_t n, void *keys_out,
                                    void *values_out, uint8_t *found_out, cudaStream_t stream);
 

@@ -196,8 +196,8 @@ __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K
 /* Children readers: the traversal takes one as a template argument and asks it for the children
  * of `node`, a node of internal level `level` (warp-uniform): the first child, and the last's
  * offset from it (child count - 1). Neither reads the first-child array itself: its even share
- * (prefix_sum.h) gives each level a closed form in the view, and the top cut is a copy of its first
- * entries; so a level of a descent waits on one memory access, the node's keys. */
+ * (prefix_sum.h) gives each level a closed form in the view, and the top cut (ntg.h) is a copy of
+ * its first entries; so a level of a descent waits on one memory access, the node's keys. */
 struct ntg_children_closed { /* the level's closed form: one uniform constant-bank read a level */
     __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint32_t level, uint32_t node,
                                                    uint32_t *last) const
@@ -206,15 +206,17 @@ struct ntg_children_closed { /* the level's closed form: one uniform constant-ba
     }
 };
 
-/* The descent kernels of ntg_kernels.cu: the top cut's levels from the cut (constant bank, one
- * address a node), the others from their closed form. */
-struct ntg_children_cut {
+/* The point-lookup and lower-bound kernels of ntg_kernels.cu: the top cut's levels from the cut (a
+ * kernel parameter of its own, the constant bank: one address a node; CUT: ntg_top_cut or a
+ * smaller copy), the others from their closed form. */
+template <typename CUT> struct ntg_children_cut {
+    const CUT &cut;
     __device__ __forceinline__ uint32_t operator()(const ntg_view &v, uint32_t level, uint32_t node,
                                                    uint32_t *last) const
     {
-        if (level < v.top_levels) {
-            const uint32_t first = v.top_first_child[node];
-            *last = v.top_first_child[node + 1] - first - 1;
+        if (level < cut.levels) {
+            const uint32_t first = cut.first_child[node];
+            *last = cut.first_child[node + 1] - first - 1;
             return first;
         }
         return ps_level_children(&v.levels[level], node, last);

@@ -1,8 +1,8 @@
 /* ntg_kernels.cu — the GPU traversal kernels with narrowed thread groups (NTG), in three layers as
  * CUB does: the group search inside one node (warp scope: coalesced loads, one ballot and one
- * shuffle), the root-to-leaf traversal (group scope: a node's children from the view's top cut of
- * the first-child array or its level's closed form, both in the kernel-parameter constant bank), and the launches
- * (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA partition is
+ * shuffle), the root-to-leaf traversal (group scope: a node's children from the tree's top cut of
+ * the first-child array or its level's closed form, both in the kernel-parameter constant bank), and
+ * the launches (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA partition is
  * psa/; the pipelines are harmonia/gpu_query.cu. */
 #include <assert.h>
 #include <cuda_runtime.h>
@@ -14,9 +14,22 @@
 #include "ntg/ntg_device.cuh"
 #include "ntg/ntg_policy.h"
 
-/* The children reader of these kernels is ntg_children_cut (the view's top cut, then each level's
- * closed form; ntg_device.cuh). The view parameter is __grid_constant__, so indexing its cut and
- * its levels reads the parameter bank in place (no copy to local memory). */
+/* The children readers (ntg_device.cuh): the point-lookup and lower-bound kernels take the tree's
+ * top cut as a parameter of its own and read its levels from it — the generic kernels (F = 0) the
+ * whole cut (up to PS_TOP_MAX_ENTRIES entries), the fixed-shape ones a copy of at most
+ * NTG_SMALL_CUT_ENTRIES (the root's two by default; two levels of the fixed fanouts fit), so that
+ * their launches carry ≈ 0.6 KiB of parameters instead of ≈ 2.5 (bench/NOTES.md, "Session 14");
+ * a larger cut runs the generic kernels. Every other kernel computes
+ * each level from its closed form and takes no cut. Parameters are __grid_constant__: indexing the
+ * cut and the levels reads the parameter bank in place (no copy to local memory). */
+#define NTG_SMALL_CUT_ENTRIES 34
+struct ntg_small_cut {
+    uint32_t levels, entries;
+    uint32_t first_child[NTG_SMALL_CUT_ENTRIES];
+};
+static_assert(1 + NTG_FIXED_FANOUT_32 + 1 <= NTG_SMALL_CUT_ENTRIES && 1 + NTG_FIXED_FANOUT_64 + 1 <= NTG_SMALL_CUT_ENTRIES,
+              "two levels of the fixed fanouts fit the small cut");
+template <int F> using cut_param = typename std::conditional<F == 0, ntg_top_cut, ntg_small_cut>::type;
 
 /* ------------------------------------------------------------------------------------------------
  * Kernels (device scope). Every warp loops over its share of queries in steps of 32 / G queries;
@@ -29,7 +42,8 @@
  * shape only): the leaf's values loaded beside its keys (leaf_lookup_fixed), for small batches. */
 template <typename K, int G, int F = 0, int L = 0, bool VALUES_WITH_LEAF = false>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
+lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
+              const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
               uint64_t *__restrict__ positions_out, uint64_t position_base)
 {
@@ -42,7 +56,8 @@ lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries,
         const bool active = i < n;
         const K q = active ? queries[i] : queries[base];
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
-        const uint64_t leaf = descend<K, G, true, ntg_children_cut, F>(v, q, p.lane_in_group, p.group_shift, ntg_children_cut());
+        const ntg_children_cut<cut_param<F>> children{cut};
+        const uint64_t leaf = descend<K, G, true, decltype(children), F>(v, q, p.lane_in_group, p.group_shift, children);
         const K *leaf_keys = keys + v.leaf_key_base + leaf * leaf_size;
         bool found = false;
         K value = 0;
@@ -72,7 +87,8 @@ lookup_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries,
 
 template <typename K, int G, int F = 0, int L = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
-lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ queries, const uint32_t *__restrict__ positions,
+lower_bound_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
+                   const K *__restrict__ queries, const uint32_t *__restrict__ positions,
                    uint64_t n, K *__restrict__ keys_out, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
 {
     const group_place p = place_of_thread<G>();
@@ -85,7 +101,8 @@ lower_bound_kernel(const __grid_constant__ ntg_view v, const K *__restrict__ que
         const K q = active ? queries[i] : queries[base];
         uint64_t leaf;
         uint32_t slot;
-        rank_of<K, G, true, ntg_children_cut, F, L>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
+        const ntg_children_cut<cut_param<F>> children{cut};
+        rank_of<K, G, true, decltype(children), F, L>(v, q, p.lane_in_group, p.group_shift, &leaf, &slot, children);
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         if (active && p.lane_in_group == 0) {
             const uint64_t in_leaf = __ldg(v.leaf_rank + leaf + 1) - __ldg(v.leaf_rank + leaf);
@@ -243,7 +260,7 @@ __device__ __forceinline__ void collect_ranges(const ntg_view &v, const K *__res
         const K a = active ? lo[i] : lo[base];
         uint64_t leaf;
         uint32_t slot;
-        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_cut());
+        const uint64_t start_rank = rank_of<K, G, true>(v, a, p.lane_in_group, p.group_shift, &leaf, &slot, ntg_children_closed());
         /* offsets that decrease (not phase 1's: a caller's mistake) give an empty range, never an
          * underflowed length written far past the outputs */
         const uint64_t at = active ? offsets[i] : 0, end = active ? offsets[i + 1] : 0;
@@ -320,10 +337,35 @@ range_collect_auto_kernel(const __grid_constant__ ntg_view v, const K *__restric
 static void assert_view(const ntg_view *v)
 {
     assert(v->key_bits == 32 || v->key_bits == 64);
-    assert(v->top_entries <= PS_TOP_MAX_ENTRIES && v->top_entries <= v->n_internal + 1);
-    assert(v->height <= NTG_MAX_LEVELS && (v->top_levels == 0 || v->top_levels < v->height));
+    assert(v->height <= NTG_MAX_LEVELS);
     assert(v->n_leaves >= 1 && v->height >= 1);
     (void)v;
+}
+
+/* ... and on a cut (NULL: none). */
+static void assert_cut(const ntg_view *v, const ntg_top_cut *cut)
+{
+    assert(!cut || (cut->entries <= PS_TOP_MAX_ENTRIES && cut->entries <= v->n_internal + 1));
+    assert(!cut || cut->levels == 0 || cut->levels < v->height);
+    (void)v;
+    (void)cut;
+}
+
+/* The cut a generic kernel takes: the tree's, or none (no levels). */
+static const ntg_top_cut no_cut = {0, 0, {0}};
+
+/* The fixed-shape kernels' copy of a cut; false when it does not fit (then the generic kernels run). */
+static bool small_cut(const ntg_top_cut *cut, ntg_small_cut *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!cut || cut->levels == 0)
+        return true;
+    if (cut->entries > NTG_SMALL_CUT_ENTRIES)
+        return false;
+    out->levels = cut->levels;
+    out->entries = cut->entries;
+    memcpy(out->first_child, cut->first_child, cut->entries * sizeof(uint32_t));
+    return true;
 }
 
 static unsigned grid_for(uint64_t n, uint32_t group_size)
@@ -353,47 +395,52 @@ template <typename LAUNCH> static void with_group_size(uint32_t g, LAUNCH &&laun
 template <typename K> constexpr int fixed_fanout() { return sizeof(K) == 4 ? NTG_FIXED_FANOUT_32 : NTG_FIXED_FANOUT_64; }
 
 template <typename K>
-static void launch_lookup(const ntg_view *v, uint32_t g, const K *queries, const uint32_t *positions, uint64_t n,
-                          K *values_out, uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
-                          cudaStream_t stream)
+static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const K *queries,
+                          const uint32_t *positions, uint64_t n, K *values_out, uint8_t *found_out,
+                          uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
-    const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits);
+    ntg_small_cut small_copy;
+    const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
     const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
     const unsigned grid = grid_for(n, g);
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
         if (fixed && small)
             lookup_kernel<K, G, F, L, true><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, queries, positions, n, values_out, found_out, positions_out, position_base);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
         else if (fixed)
             lookup_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, queries, positions, n, values_out, found_out, positions_out, position_base);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
         else
-            lookup_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, queries, positions, n, values_out,
-                                                                         found_out, positions_out, position_base);
+            lookup_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, cut ? *cut : no_cut, queries, positions, n,
+                                                                         values_out, found_out, positions_out,
+                                                                         position_base);
     });
 }
 
 template <typename K>
-static void launch_lower_bound(const ntg_view *v, uint32_t g, const K *queries, const uint32_t *positions, uint64_t n,
-                               K *keys_out, K *values_out, uint8_t *found_out, cudaStream_t stream)
+static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const K *queries,
+                               const uint32_t *positions, uint64_t n, K *keys_out, K *values_out, uint8_t *found_out,
+                               cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
-    const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits);
+    ntg_small_cut small_copy;
+    const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
     const unsigned grid = grid_for(n, g);
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
         if (fixed)
-            lower_bound_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, queries, positions, n, keys_out,
-                                                                                   values_out, found_out);
+            lower_bound_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, small_copy, queries, positions, n,
+                                                                                   keys_out, values_out, found_out);
         else
-            lower_bound_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, queries, positions, n, keys_out,
-                                                                             values_out, found_out);
+            lower_bound_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, cut ? *cut : no_cut, queries,
+                                                                             positions, n, keys_out, values_out,
+                                                                             found_out);
     });
 }
 
-extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const void *queries,
+extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const void *queries,
                                          const uint32_t *positions, uint64_t n, void *values_out,
                                          uint8_t *found_out, uint64_t *positions_out,
                                          uint64_t position_base, cudaStream_t stream)
@@ -403,29 +450,32 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, uint32_t g, const vo
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
     assert_view(v);
+    assert_cut(v, cut);
     if (v->key_bits == 32)
-        launch_lookup<uint32_t>(v, g, (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
+        launch_lookup<uint32_t>(v, cut, g, (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
                                 positions_out, position_base, stream);
     else
-        launch_lookup<uint64_t>(v, g, (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
+        launch_lookup<uint64_t>(v, cut, g, (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
                                 positions_out, position_base, stream);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, uint32_t g, const void *queries,
-                                              const uint32_t *positions, uint64_t n, void *keys_out,
-                                              void *values_out, uint8_t *found_out, cudaStream_t stream)
+extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
+                                              const void *queries, const uint32_t *positions, uint64_t n,
+                                              void *keys_out, void *values_out, uint8_t *found_out,
+                                              cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
     if (!ntg_valid_group_size(g))
         return cudaErrorInvalidValue;
     assert_view(v);
+    assert_cut(v, cut);
     if (v->key_bits == 32)
-        launch_lower_bound<uint32_t>(v, g, (const uint32_t *)queries, positions, n, (uint32_t *)keys_out,
+        launch_lower_bound<uint32_t>(v, cut, g, (const uint32_t *)queries, positions, n, (uint32_t *)keys_out,
                                      (uint32_t *)values_out, found_out, stream);
     else
-        launch_lower_bound<uint64_t>(v, g, (const uint64_t *)queries, positions, n, (uint64_t *)keys_out,
+        launch_lower_bound<uint64_t>(v, cut, g, (const uint64_t *)queries, positions, n, (uint64_t *)keys_out,
                                      (uint64_t *)values_out, found_out, stream);
     return cudaGetLastError();
 }

@@ -797,7 +797,9 @@ static void test_device_copy_life_cycle(void **state)
         assert_false(info.device_resident);
     }
     /* every __constant__ cut: none, the root (default), two levels, all that fit; changed on the
-     * live device copy (odd rounds) or before a fresh upload (even rounds); every query kind */
+     * live device copy (odd rounds) or before a fresh upload (even rounds); every query kind. The
+     * first three run the default-shape kernels with their small copy of the cut (ntg_kernels.cu,
+     * at most 34 entries), all that fit the generic kernels with the whole cut */
     harmonia_tree_info shape;
     harmonia_info(t, &shape);
     /* 50000 keys, F = L = 16, leaf fill 1.0 or 0.7: 3 or 4 internal levels, all of them small
