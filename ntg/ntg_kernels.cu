@@ -2,8 +2,8 @@
  * CUB does: the group search inside one node (warp scope: coalesced loads, one ballot and one
  * shuffle), the root-to-leaf traversal (group scope: a node's children from the tree's top cut of
  * the first-child array or its level's closed form, both in the kernel-parameter constant bank), and
- * the launches (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA partition is
- * psa/; the pipelines are harmonia/gpu_query.cu. */
+ * the launches (device scope). The search of partitioned windows is ntg_partitioned.cu; the PSA
+ * partition is psa/; the pipelines are harmonia/gpu_query.cu. */
 #include <assert.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -19,10 +19,9 @@
  * whole cut (up to PS_TOP_MAX_ENTRIES entries), the fixed-shape ones a copy of at most
  * NTG_SMALL_CUT_ENTRIES (the root's two by default; two levels of the fixed fanouts fit), so that
  * their launches carry ≈ 0.6 KiB of parameters instead of ≈ 2.5 (bench/NOTES.md, "Session 14");
- * a larger cut runs the generic kernels. Every other kernel computes
- * each level from its closed form and takes no cut. Parameters are __grid_constant__: indexing the
- * cut and the levels reads the parameter bank in place (no copy to local memory). */
-#define NTG_SMALL_CUT_ENTRIES 34
+ * a larger cut runs the generic kernels. Every other kernel computes each level from its closed
+ * form and takes no cut. Parameters are __grid_constant__: indexing the cut and the levels reads
+ * the parameter bank in place (no copy to local memory). */
 struct ntg_small_cut {
     uint32_t levels, entries;
     uint32_t first_child[NTG_SMALL_CUT_ENTRIES];

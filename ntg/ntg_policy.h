@@ -21,6 +21,9 @@
 #define NTG_FIXED_FANOUT_64 16
 #define NTG_FIXED_FANOUT_32 32
 #define NTG_FIXED_LEAF 16
+/* The entries of the top cut that the fixed-shape kernels take as a parameter (ntg_kernels.cu): two
+ * levels of the fixed fanouts (1 + F + the sentinel); a larger cut runs the generic kernels. */
+#define NTG_SMALL_CUT_ENTRIES 34
 static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned key_bits)
 {
     return leaf_size == NTG_FIXED_LEAF && fanout == (key_bits == 32 ? NTG_FIXED_FANOUT_32 : NTG_FIXED_FANOUT_64);
