@@ -807,11 +807,13 @@ HARMONIA_API void harmonia_device_release(harmonia_tree *tree);
  * Errors: INVALID (NULL tree or bytes_out). */
 HARMONIA_API harmonia_status harmonia_device_bytes(const harmonia_tree *tree, uint64_t *bytes_out);
 
-/* How many internal levels, root first, the GPU kernels read from constant memory (their
- * first-child entries travel as kernel parameters, in the constant bank; the other levels' children
- * are computed from each level's closed form, which travels there too: every layout shares a
- * level's children evenly among its nodes; the range count computes every level's, measured
- * faster). The constant cache serves one address per cycle, so
+/* How many internal levels, root first, the GPU point lookups and lower bounds read from constant
+ * memory (their first-child entries travel as kernel parameters, in the constant bank; the other
+ * levels' children are computed from each level's closed form, which travels there too: every
+ * layout shares a level's children evenly among its nodes; the range count, the collect and the
+ * staged search compute every level's, measured faster). With the default fanouts and leaf size a
+ * cut of up to two levels goes to the default-shape kernels and a larger one runs the generic
+ * kernels. The constant cache serves one address per cycle, so
  * a level whose nodes are reached by different queries of a warp is read serially: every level
  * below the root cost time where it was measured (bench/NOTES.md). Hence the default,
  * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many
