@@ -812,8 +812,9 @@ HARMONIA_API harmonia_status harmonia_device_bytes(const harmonia_tree *tree, ui
  * levels' children are computed from each level's closed form, which travels there too: every
  * layout shares a level's children evenly among its nodes; the range count, the collect and the
  * staged search compute every level's, measured faster). With the default fanouts and leaf size a
- * cut of up to two levels goes to the default-shape kernels and a larger one runs the generic
- * kernels. The constant cache serves one address per cycle, so
+ * cut of at most 34 entries (two levels always fit) goes to the default-shape kernels and a larger
+ * one runs the generic kernels, which read F and L from the tree. The constant cache serves one
+ * address per cycle, so
  * a level whose nodes are reached by different queries of a warp is read serially: every level
  * below the root cost time where it was measured (bench/NOTES.md). Hence the default,
  * HARMONIA_CONSTANT_LEVELS_DEFAULT, is the root level; HARMONIA_CONSTANT_LEVELS_ALL keeps as many

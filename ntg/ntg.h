@@ -46,9 +46,11 @@ typedef struct ntg_view {
  * internal levels: the paper's "top levels in constant memory", the tree's constant-levels setting
  * (harmonia_set_constant_levels). Passed by value (the constant bank) to the kernels that read it:
  * a descent takes a cut level's children from it (one constant-bank read a node, serialised when a
- * warp's nodes differ) and the other levels' from their closed form. The default-shape point
- * lookups and lower bounds compute every level from its closed form, the root's too (the same
- * children), and so take no cut unless it holds two levels or more; then the generic kernels run. */
+ * warp's nodes differ) and the other levels' from their closed form. The readers are the point
+ * lookups and lower bounds: the default-shape kernels take a copy of at most NTG_SMALL_CUT_ENTRIES
+ * entries (ntg_policy.h: the root's two by default, two levels of the default fanouts fit); a cut
+ * of more entries runs the generic kernels (F and L from the view, no small-batch values-with-leaf
+ * path), which take it whole. */
 typedef struct ntg_top_cut {
     uint32_t levels;            /* internal levels, root first, whose children come from the cut */
     uint32_t entries;           /* first_child entries in first_child (<= PS_TOP_MAX_ENTRIES) */

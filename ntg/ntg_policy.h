@@ -22,7 +22,8 @@
 #define NTG_FIXED_FANOUT_32 32
 #define NTG_FIXED_LEAF 16
 /* The entries of the top cut that the fixed-shape kernels take as a parameter (ntg_kernels.cu): two
- * levels of the fixed fanouts (1 + F + the sentinel); a larger cut runs the generic kernels. */
+ * levels of the fixed fanouts fit (1 + F + the sentinel); a cut of more entries runs the generic
+ * kernels (a small tree's third level may still fit: the switch is by entries, not levels). */
 #define NTG_SMALL_CUT_ENTRIES 34
 static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned key_bits)
 {

@@ -29,8 +29,9 @@
  * THE TOP CUT. The GPU kernels read first_child[0 .. entries) from constant memory and the rest
  * through the read-only cache. The cut is whole levels plus one sentinel entry after them (so that
  * every node of those levels finds its child count there too), at most PS_TOP_MAX_ENTRIES entries:
- * ntg/ passes them by value with each launch (kernel parameters live in the constant bank), so the
- * budget is part of the kernels' parameter size.
+ * ntg/ passes them by value, as a kernel parameter of their own (the constant bank), to the point
+ * lookups and lower bounds (ntg.h, ntg_top_cut), so the budget is part of those kernels' parameter
+ * size.
  */
 #ifndef HARMONIA_PREFIX_SUM_H
 #define HARMONIA_PREFIX_SUM_H
@@ -40,7 +41,7 @@
 #include <stdint.h>
 
 /* The most first-child entries a device copy keeps in constant memory (2 KiB of kernel
- * parameters; the classic 4 KiB parameter limit leaves room for the rest of the view). */
+ * parameters; the classic 4 KiB parameter limit leaves room for the view beside it). */
 #define PS_TOP_MAX_ENTRIES 512u
 
 /* Child count of parent p when n_parents share n_children as evenly as possible (the earlier

@@ -799,7 +799,8 @@ static void test_device_copy_life_cycle(void **state)
     /* every __constant__ cut: none, the root (default), two levels, all that fit; changed on the
      * live device copy (odd rounds) or before a fresh upload (even rounds); every query kind. The
      * first three run the default-shape kernels with their small copy of the cut (ntg_kernels.cu,
-     * at most 34 entries), all that fit the generic kernels with the whole cut */
+     * at most 34 entries), all that fit (more than 34 entries here) the generic kernels with the
+     * whole cut; the plain descents (PSA off) of lookups and lower bounds are the cut's readers */
     harmonia_tree_info shape;
     harmonia_info(t, &shape);
     /* 50000 keys, F = L = 16, leaf fill 1.0 or 0.7: 3 or 4 internal levels, all of them small
@@ -808,13 +809,17 @@ static void test_device_copy_life_cycle(void **state)
     assert_true(internal_levels == 3 || internal_levels == 4);
     const int32_t cuts[] = {0, 1, 2, HARMONIA_CONSTANT_LEVELS_ALL, 40, 1};
     const uint32_t cut_levels[] = {0, 1, 2, internal_levels, internal_levels, 1};
+    /* a batch past the small-batch kernels' (NTG_VALUES_WITH_LEAF_BATCH), in one device launch */
+    void *q_large = make_queries(&m, 70000, &rng);
     for (unsigned c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
         assert_int_equal(harmonia_set_constant_levels(t, cuts[c]), HARMONIA_OK);
         if (c % 2 == 0)
             harmonia_device_release(t);
         check_lookups(t, 64, q, 4000, 2, 0, 0, 0, 0);
+        check_lookups(t, 64, q_large, 70000, 4, 0, 0, 1, c % 2);
         check_lookups(t, 64, q, 4000, 16, 1, 1024, 1, 0);
         check_lower_bounds(t, 64, q, 4000, 4, 1, 0, 1);
+        check_lower_bounds(t, 64, q, 4000, 4, 0, 0, c % 2); /* the plain descent: the cut's readers */
         check_ranges(t, &m, 300, 2, c % 2, &rng);
         harmonia_tree_info info;
         harmonia_info(t, &info);
@@ -841,6 +846,7 @@ static void test_device_copy_life_cycle(void **state)
     assert_int_equal(harmonia_lookup(t2, &bad, q, 1, v, f), HARMONIA_ERR_INVALID); /* G > F = 8 */
     assert_non_null(strstr(harmonia_last_error(t2), "fanout"));
     free(q);
+    free(q_large);
     free(q2);
     harmonia_free(t);
     harmonia_free(t2);
