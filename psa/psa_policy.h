@@ -117,10 +117,6 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #define PSA_SORT_BITS_64 8
 #define PSA_SORT_BITS_32 16
 #define PSA_SORT_MAX_BITS 16
-/* Bits a sort of the sort path takes in one CUB pass with separate input and output (CUB's digit
- * for these keys on sm_90 is 8 bits; where a pass of this many bits wants buffers of CUB's own,
- * psa_sort.cu finds it from the size and takes the copy and the double buffer instead). */
-#define PSA_SORT_PASS_BITS 8
 static inline unsigned psa_sort_bits(unsigned key_bits)
 {
     return key_bits == 32 ? PSA_SORT_BITS_32 : PSA_SORT_BITS_64;

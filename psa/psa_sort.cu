@@ -82,47 +82,24 @@ cudaError_t sort_typed(const psa_plan *plan, const K *queries, uint32_t n, K *ke
     const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
     cudaError_t e = cudaSuccess;
     if (end > begin) {
-        /* Straight from the caller's queries into keys_a, one CUB pass of at most PSA_SORT_PASS_BITS
-         * bits at a time with separate input and output, where CUB needs no buffers of its own (it
-         * reads each pass's input once and writes its output once): that saves the copy, only the
-         * positions 0 .. n-1 are written first. A sort of more bits is two such sorts, the low digit
-         * first (CUB's sort is stable, so the second orders by both): queries -> keys_a, positions
-         * a -> b, then keys_a -> keys_b, positions b -> a; against the copy and CUB's double buffer
-         * it reads the keys once more for the second pass's histogram and writes 2 n words less
-         * (bench/NOTES.md, "Session 15"). One size query of CUB's (0.3 µs on the H100) where the
-         * direct sort fits, as it does in psa_scratch_bytes' scratch; the double buffer's size only
-         * where it does not. */
-        const int mid = end - begin > PSA_SORT_PASS_BITS ? end - PSA_SORT_PASS_BITS : begin;
-        size_t direct_bytes = 0, low_bytes = 0;
-        e = cub::DeviceRadixSort::SortPairs(NULL, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, mid, end,
+        /* Straight from the caller's queries into keys_a where CUB needs no buffers of its own for
+         * that (a sort of one pass: it then reads the input once and writes the output once), which
+         * saves the copy: only the positions 0 .. n-1 are written first. One size query of CUB's
+         * (0.3 µs on the H100) where the direct sort fits, as it does in psa_scratch_bytes'
+         * scratch; the double buffer's size only where it does not. */
+        size_t direct_bytes = 0;
+        e = cub::DeviceRadixSort::SortPairs(NULL, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, begin, end,
                                             stream);
-        if (e == cudaSuccess && mid > begin)
-            e = cub::DeviceRadixSort::SortPairs(NULL, low_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, begin, mid,
-                                                stream);
         if (e != cudaSuccess)
             return e;
-        if (low_bytes > direct_bytes)
-            direct_bytes = low_bytes;
-        if (end - begin <= 2 * PSA_SORT_PASS_BITS && direct_bytes <= temp_room) {
+        if (direct_bytes <= temp_room) {
             positions_kernel<<<blocks, 256, 0, stream>>>(n, pos_a);
             e = cudaGetLastError();
-            if (mid == begin) {
-                if (e == cudaSuccess)
-                    e = cub::DeviceRadixSort::SortPairs(temp, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n,
-                                                        begin, end, stream);
-                *sorted_keys = keys_a;
-                *sorted_positions = pos_b;
-                return e;
-            }
-            /* the same scratch serves both passes, one after the other */
             if (e == cudaSuccess)
                 e = cub::DeviceRadixSort::SortPairs(temp, direct_bytes, queries, keys_a, pos_a, pos_b, (int64_t)n, begin,
-                                                    mid, stream);
-            if (e == cudaSuccess)
-                e = cub::DeviceRadixSort::SortPairs(temp, direct_bytes, (const K *)keys_a, keys_b, pos_b, pos_a,
-                                                    (int64_t)n, mid, end, stream);
-            *sorted_keys = keys_b;
-            *sorted_positions = pos_a;
+                                                    end, stream);
+            *sorted_keys = keys_a;
+            *sorted_positions = pos_b;
             return e;
         }
     }
