@@ -190,11 +190,50 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
     }
 }
 
-/* A block's tile is ITEMS slots a thread. CHUNKED (sparse windows): the tile is searched in chunks
- * of NTG_PS_THREADS * m slots (m items per thread) — the whole tile when its leaves fit the stage,
- * else halves, quarters ... down to one item per thread — and a chunk whose leaves still do not fit
- * descends the tree one thread per query; each leaf is still read whole and coalesced. Not
- * CHUNKED (dense windows): the whole tile is staged, or descends; no predicates, fewer registers. */
+/* A thread's items, for chunked_search. */
+template <typename K, int ITEMS> struct chunk_io {
+    K q[ITEMS];
+    uint64_t value_at[ITEMS];
+    K key[ITEMS];
+};
+
+/* A tile whose leaves do not fit the stage at once: the largest chunk (items per thread, a power of
+ * two) whose every chunk fits, each staged and searched in turn; a chunk of one item a thread that
+ * still does not fit descends the tree. Dense windows get here where their queries are not spread
+ * as the window's mean says (a Zipf window's rare keys, a window mostly outside the keys' span):
+ * before, such a tile descended whole, one thread per query (bench/NOTES.md, "Session 15"). A
+ * function of its own (not inlined), so that its registers are not the kernel's. Block-uniform. */
+template <typename K, bool LOWER_BOUND, int ITEMS>
+__device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS> &io, uint32_t used,
+                                            const uint32_t *sub_l0, const uint32_t *sub_l1, uint32_t max_rows,
+                                            K *stage, K *firsts)
+{
+    uint32_t m = ITEMS / 2;
+    for (; m > 1; m >>= 1) {
+        bool fits = true;
+        for (uint32_t c = 0; c < used; c += m) {
+            const uint32_t end = c + m < used ? c + m : used;
+            fits = fits && sub_l1[end - 1] - sub_l0[c] + 1 <= max_rows;
+        }
+        if (fits)
+            break;
+    }
+    for (uint32_t c = 0; c < used; c += m) {
+        const uint32_t k0 = c, k1 = c + m < used ? c + m : used; /* this chunk's items */
+        const uint32_t l0 = sub_l0[k0], rows = sub_l1[k1 - 1] - l0 + 1;
+        if (rows <= max_rows)
+            stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, io.q, k0, k1, l0, rows, stage, firsts, io.value_at,
+                                                           io.key);
+        else
+            descend_each<K, LOWER_BOUND, ITEMS>(v, io.q, k0, k1, io.value_at, io.key);
+    }
+}
+
+/* A block's tile is ITEMS slots a thread, searched in chunks of NTG_PS_THREADS * m slots (m items
+ * per thread) — the whole tile when its leaves fit the stage, else halves, quarters ... down to one
+ * item per thread — and a chunk whose leaves still do not fit descends the tree one thread per
+ * query; each leaf is still read whole and coalesced. CHUNKED: a sparse window's kernel (fewer
+ * items a thread, more blocks resident); the dense one has NTG_PS_ITEMS. */
 template <typename K, bool LOWER_BOUND, int ITEMS, bool CHUNKED>
 __global__ void __launch_bounds__(NTG_PS_THREADS, CHUNKED ? NTG_PS_SPARSE_MIN_BLOCKS : NTG_PS_MIN_BLOCKS)
 search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
@@ -236,39 +275,25 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     }
     __syncthreads();
     const uint32_t used = (in_tile + NTG_PS_THREADS - 1) / NTG_PS_THREADS; /* finest chunks in use */
-    /* the largest chunk (items per thread, a power of two) whose every chunk fits the stage */
-    uint32_t m = ITEMS;
-    for (; CHUNKED && m > 1; m >>= 1) {
-        bool fits = true;
-        for (uint32_t c = 0; c < used; c += m) {
-            const uint32_t end = c + m < used ? c + m : used;
-            fits = fits && sub_l1[end - 1] - sub_l0[c] + 1 <= max_rows;
-        }
-        if (fits)
-            break;
-    }
 
     /* per query: where its value is (NO_VALUE: not found) and, for lower bounds, the key */
     uint64_t value_at[ITEMS];
     K key[ITEMS];
-    if (!CHUNKED) { /* dense: the whole tile at once, staged or descending */
-        const uint32_t rows = sub_l1[used - 1] - sub_l0[0] + 1;
-        if (rows <= max_rows)
-            stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], rows, stage, firsts, value_at,
-                                                          key);
-        else
-            descend_each<K, LOWER_BOUND, ITEMS>(v, q, 0, ITEMS, value_at, key);
-    } else if (m == ITEMS && used == ITEMS) { /* block-uniform: the whole tile at once */
-        stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], sub_l1[ITEMS - 1] - sub_l0[0] + 1,
-                                                      stage, firsts, value_at, key);
+    const uint32_t whole = sub_l1[used - 1] - sub_l0[0] + 1;
+    if (whole <= max_rows) { /* block-uniform: the whole tile at once (slots past in_tile repeat the last query) */
+        stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], whole, stage, firsts, value_at, key);
     } else {
-        for (uint32_t c = 0; c < used; c += m) { /* block-uniform */
-            const uint32_t k0 = c, k1 = c + m < used ? c + m : used; /* this chunk's items */
-            const uint32_t l0 = sub_l0[k0], rows = sub_l1[k1 - 1] - l0 + 1;
-            if (rows <= max_rows)
-                stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, q, k0, k1, l0, rows, stage, firsts, value_at, key);
-            else
-                descend_each<K, LOWER_BOUND, ITEMS>(v, q, k0, k1, value_at, key);
+        /* the tile in chunks (chunked_search), through memory of the thread's own so that the
+         * whole-tile path above keeps its registers */
+        chunk_io<K, ITEMS> io;
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++)
+            io.q[k] = q[k];
+        chunked_search<K, LOWER_BOUND, ITEMS>(v, io, used, sub_l0, sub_l1, max_rows, stage, firsts);
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            value_at[k] = io.value_at[k];
+            key[k] = io.key[k];
         }
     }
 
