@@ -199,7 +199,9 @@ template <typename K, int ITEMS> struct chunk_io {
 
 /* A tile whose leaves do not fit the stage at once: the largest chunk (items per thread, a power of
  * two) whose every chunk fits, each staged and searched in turn; a chunk of one item a thread that
- * still does not fit descends the tree. Dense windows get here where their queries are not spread
+ * still does not fit descends the tree, and so does a chunk with more leaves than queries
+ * (NTG_PS_STAGE_MAX_LEAVES_PER_QUERY: staging a leaf for less than a query costs more than the
+ * descent). Dense windows get here where their queries are not spread
  * as the window's mean says (a Zipf window's rare keys, a window mostly outside the keys' span):
  * before, such a tile descended whole, one thread per query (bench/NOTES.md, "Session 15"). A
  * function of its own (not inlined), so that its registers are not the kernel's. Block-uniform. */
@@ -221,7 +223,7 @@ __device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS
     for (uint32_t c = 0; c < used; c += m) {
         const uint32_t k0 = c, k1 = c + m < used ? c + m : used; /* this chunk's items */
         const uint32_t l0 = sub_l0[k0], rows = sub_l1[k1 - 1] - l0 + 1;
-        if (rows <= max_rows)
+        if (rows <= max_rows && rows <= (k1 - k0) * NTG_PS_THREADS * NTG_PS_STAGE_MAX_LEAVES_PER_QUERY)
             stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, io.q, k0, k1, l0, rows, stage, firsts, io.value_at,
                                                            io.key);
         else
