@@ -154,10 +154,10 @@ __device__ __forceinline__ void stage_and_search(const ntg_view &v, const K (&q)
     __syncthreads(); /* every thread is done with the stage before it is filled again */
 }
 
-/* Items k0 .. k1 - 1 of each thread, one thread per query down the tree: for chunks whose leaves do
- * not fit the stage. */
+/* The items k of each thread whose bit is set in `items`, one thread per query down the tree (all
+ * in one loop, so that their descents overlap): for chunks whose leaves do not fit the stage. */
 template <typename K, bool LOWER_BOUND, int ITEMS>
-__device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITEMS], uint32_t k0, uint32_t k1,
+__device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITEMS], uint32_t items,
                                              uint64_t (&value_at)[ITEMS], K (&key)[ITEMS])
 {
     const K *leaf_level = static_cast<const K *>(v.keys) + v.leaf_key_base;
@@ -165,7 +165,7 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
     const uint32_t L = v.leaf_size;
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
-        if ((uint32_t)k < k0 || (uint32_t)k >= k1)
+        if (!((items >> k) & 1u))
             continue;
         const uint64_t leaf = descend<K, 1, true>(v, q[k], 0, 0, ntg_children_closed());
         const K *leaf_keys = leaf_level + leaf * L;
@@ -199,9 +199,9 @@ template <typename K, int ITEMS> struct chunk_io {
 
 /* A tile whose leaves do not fit the stage at once: the largest chunk (items per thread, a power of
  * two) whose every chunk fits, each staged and searched in turn; a chunk of one item a thread that
- * still does not fit descends the tree, and so does a chunk with more leaves than queries
- * (NTG_PS_STAGE_MAX_LEAVES_PER_QUERY: staging a leaf for less than a query costs more than the
- * descent). Dense windows get here where their queries are not spread
+ * still does not fit descends the tree, and so does a chunk of fewer than
+ * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF queries a leaf (staging a leaf for one query or less costs
+ * more than the descent); the descending chunks' items go down the tree together, last. Dense windows get here where their queries are not spread
  * as the window's mean says (a Zipf window's rare keys, a window mostly outside the keys' span):
  * before, such a tile descended whole, one thread per query (bench/NOTES.md, "Session 15"). A
  * function of its own (not inlined), so that its registers are not the kernel's. Block-uniform. */
@@ -220,15 +220,19 @@ __device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS
         if (fits)
             break;
     }
+    static_assert(ITEMS <= 32, "an item a bit");
+    uint32_t descending = 0; /* the items of the chunks that descend, all together after the staged ones */
     for (uint32_t c = 0; c < used; c += m) {
         const uint32_t k0 = c, k1 = c + m < used ? c + m : used; /* this chunk's items */
         const uint32_t l0 = sub_l0[k0], rows = sub_l1[k1 - 1] - l0 + 1;
-        if (rows <= max_rows && rows <= (k1 - k0) * NTG_PS_THREADS * NTG_PS_STAGE_MAX_LEAVES_PER_QUERY)
+        if (rows <= max_rows && rows * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF <= (k1 - k0) * NTG_PS_THREADS)
             stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, io.q, k0, k1, l0, rows, stage, firsts, io.value_at,
                                                            io.key);
         else
-            descend_each<K, LOWER_BOUND, ITEMS>(v, io.q, k0, k1, io.value_at, io.key);
+            descending |= ((1u << (k1 - k0)) - 1u) << k0;
     }
+    if (descending)
+        descend_each<K, LOWER_BOUND, ITEMS>(v, io.q, descending, io.value_at, io.key);
 }
 
 /* A block's tile is ITEMS slots a thread, searched in chunks of NTG_PS_THREADS * m slots (m items

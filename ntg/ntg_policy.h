@@ -115,11 +115,12 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
 #define NTG_PS_SPARSE_ITEMS 2
 #define NTG_PS_DENSE_TILE_SPAN 3
 #define NTG_PS_STAGE_BYTES (36u * 1024u)
-/* A chunk of a tile that does not fit at once is staged only where it has at least one query for
- * each leaf it would stage (at most this many leaves a query), else it descends: measured on the
- * H100 (bench/NOTES.md, "Zipf queries of 32-bit keys"), chunks at 0.8 queries a leaf staged were
- * 7 % slower end to end than descending, at 2.5-3.2 a leaf staging was 8-12 % faster. */
-#define NTG_PS_STAGE_MAX_LEAVES_PER_QUERY 1u
+/* A chunk of a tile that does not fit at once is staged only where it has at least this many
+ * queries for each leaf it would stage, else it descends: measured on the H100 (bench/NOTES.md,
+ * "Zipf queries of 32-bit keys"), windows whose chunks hold 0.8 queries a leaf lost 3-7 % end to
+ * end with them staged (all, or those of one query a leaf and more), those at 2.5-3.2 a leaf gained
+ * 8-12 %. */
+#define NTG_PS_STAGE_MIN_QUERIES_PER_LEAF 2u
 /* Blocks of the partitioned search resident per SM (the register budget follows). */
 #define NTG_PS_MIN_BLOCKS 4
 #define NTG_PS_SPARSE_MIN_BLOCKS 5
