@@ -190,26 +190,18 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
     }
 }
 
-/* A thread's items, for chunked_search. */
-template <typename K, int ITEMS> struct chunk_io {
-    K q[ITEMS];
-    uint64_t value_at[ITEMS];
-    K key[ITEMS];
-};
-
-/* A tile whose leaves do not fit the stage at once: the largest chunk (items per thread, a power of
- * two) whose every chunk fits, each staged and searched in turn; a chunk of one item a thread that
- * still does not fit descends the tree, and so does a chunk of fewer than
- * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF queries a leaf (staging a leaf for one query or less costs
- * more than the descent); the descending chunks' items go down the tree together, last. Dense windows get here where their queries are not spread
- * as the window's mean says (a Zipf window's rare keys, a window mostly outside the keys' span):
- * before, such a tile descended whole, one thread per query (bench/NOTES.md, "Session 15"). A
- * function of its own (not inlined), so that its registers are not the kernel's. Block-uniform. */
-template <typename K, bool LOWER_BOUND, int ITEMS>
-__device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS> &io, uint32_t used,
-                                            const uint32_t *sub_l0, const uint32_t *sub_l1, uint32_t max_rows,
-                                            K *stage, K *firsts)
+/* A tile whose leaves do not fit the stage at once is searched in chunks: the largest chunk (items
+ * per thread, a power of two) whose every chunk fits, *m_out; returns the items (a bit each) of the
+ * chunks to stage: those that fit and hold at least NTG_PS_STAGE_MIN_QUERIES_PER_LEAF queries a leaf
+ * (staging a leaf for one query or less costs more than the descent); the others descend. Dense
+ * windows get here where their queries are not spread as the window's mean says (a Zipf window's
+ * rare keys, a window mostly outside the keys' span): before, such a tile descended whole, one
+ * thread per query (bench/NOTES.md, "Zipf queries of 32-bit keys"). Block-uniform. */
+template <int ITEMS>
+__device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_t *sub_l0, const uint32_t *sub_l1,
+                                                    uint32_t max_rows, uint32_t *m_out)
 {
+    static_assert(ITEMS < 32, "an item a bit");
     uint32_t m = ITEMS / 2;
     for (; m > 1; m >>= 1) {
         bool fits = true;
@@ -220,17 +212,39 @@ __device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS
         if (fits)
             break;
     }
-    static_assert(ITEMS <= 32, "an item a bit");
-    uint32_t descending = 0; /* the items of the chunks that descend, all together after the staged ones */
+    uint32_t staged = 0;
     for (uint32_t c = 0; c < used; c += m) {
-        const uint32_t k0 = c, k1 = c + m < used ? c + m : used; /* this chunk's items */
-        const uint32_t l0 = sub_l0[k0], rows = sub_l1[k1 - 1] - l0 + 1;
-        if (rows <= max_rows && rows * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF <= (k1 - k0) * NTG_PS_THREADS)
-            stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, io.q, k0, k1, l0, rows, stage, firsts, io.value_at,
-                                                           io.key);
-        else
-            descending |= ((1u << (k1 - k0)) - 1u) << k0;
+        const uint32_t k1 = c + m < used ? c + m : used, rows = sub_l1[k1 - 1] - sub_l0[c] + 1;
+        if (rows <= max_rows && rows * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF <= (k1 - c) * NTG_PS_THREADS)
+            staged |= ((1u << (k1 - c)) - 1u) << c;
     }
+    *m_out = m;
+    return staged;
+}
+
+/* A thread's items, for chunked_search. */
+template <typename K, int ITEMS> struct chunk_io {
+    K q[ITEMS];
+    uint64_t value_at[ITEMS];
+    K key[ITEMS];
+};
+
+/* The chunks of m items a thread of a tile: those of `staged` staged and searched in turn, then
+ * the other used items down the tree together. A function of its own (not inlined), so that its
+ * registers are not the kernel's; it sees the view through a pointer, so its descents read the
+ * closed forms from memory — the kernel descends itself where no chunk is staged. */
+template <typename K, bool LOWER_BOUND, int ITEMS>
+__device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS> &io, uint32_t used, uint32_t m,
+                                            uint32_t staged, const uint32_t *sub_l0, const uint32_t *sub_l1, K *stage,
+                                            K *firsts)
+{
+    for (uint32_t c = 0; c < used; c += m) {
+        const uint32_t k1 = c + m < used ? c + m : used;
+        if ((staged >> c) & 1u)
+            stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, io.q, c, k1, sub_l0[c], sub_l1[k1 - 1] - sub_l0[c] + 1,
+                                                           stage, firsts, io.value_at, io.key);
+    }
+    const uint32_t descending = ((1u << used) - 1u) & ~staged;
     if (descending)
         descend_each<K, LOWER_BOUND, ITEMS>(v, io.q, descending, io.value_at, io.key);
 }
@@ -289,17 +303,21 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     if (whole <= max_rows) { /* block-uniform: the whole tile at once (slots past in_tile repeat the last query) */
         stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], whole, stage, firsts, value_at, key);
     } else {
-        /* the tile in chunks (chunked_search), through memory of the thread's own so that the
-         * whole-tile path above keeps its registers */
-        chunk_io<K, ITEMS> io;
+        uint32_t m = 1;
+        const uint32_t staged = chunks_to_stage<ITEMS>(used, sub_l0, sub_l1, max_rows, &m);
+        if (!staged) { /* every chunk descends: here, reading the closed forms from the parameter bank */
+            descend_each<K, LOWER_BOUND, ITEMS>(v, q, (1u << used) - 1u, value_at, key);
+        } else { /* through memory of the thread's own, so that the whole-tile path keeps its registers */
+            chunk_io<K, ITEMS> io;
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++)
-            io.q[k] = q[k];
-        chunked_search<K, LOWER_BOUND, ITEMS>(v, io, used, sub_l0, sub_l1, max_rows, stage, firsts);
+            for (int k = 0; k < ITEMS; k++)
+                io.q[k] = q[k];
+            chunked_search<K, LOWER_BOUND, ITEMS>(v, io, used, m, staged, sub_l0, sub_l1, stage, firsts);
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            value_at[k] = io.value_at[k];
-            key[k] = io.key[k];
+            for (int k = 0; k < ITEMS; k++) {
+                value_at[k] = io.value_at[k];
+                key[k] = io.key[k];
+            }
         }
     }
 
