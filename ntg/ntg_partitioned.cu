@@ -192,14 +192,11 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
 
 /* A tile whose leaves do not fit the stage at once is searched in chunks: the largest chunk (items
  * per thread, a power of two) whose every chunk fits, *m_out; returns the items (a bit each) of the
- * chunks to stage: those that fit and hold at least NTG_PS_STAGE_MIN_QUERIES_PER_LEAF queries a leaf
- * (staging a leaf for one query or less costs more than the descent); the others descend. Dense
- * windows get here where their queries are not spread as the window's mean says (a Zipf window's
- * rare keys, a window mostly outside the keys' span): before, such a tile descended whole, one
- * thread per query (bench/NOTES.md, "Zipf queries of 32-bit keys"). Block-uniform. */
+ * chunks to stage: those that fit and hold at least min_queries_per_leaf queries a leaf; the others
+ * descend. Block-uniform. */
 template <int ITEMS>
 __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_t *sub_l0, const uint32_t *sub_l1,
-                                                    uint32_t max_rows, uint32_t *m_out)
+                                                    uint32_t max_rows, uint32_t min_queries_per_leaf, uint32_t *m_out)
 {
     static_assert(ITEMS < 32, "an item a bit");
     uint32_t m = ITEMS / 2;
@@ -215,7 +212,7 @@ __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_
     uint32_t staged = 0;
     for (uint32_t c = 0; c < used; c += m) {
         const uint32_t k1 = c + m < used ? c + m : used, rows = sub_l1[k1 - 1] - sub_l0[c] + 1;
-        if (rows <= max_rows && rows * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF <= (k1 - c) * NTG_PS_THREADS)
+        if (rows <= max_rows && rows * min_queries_per_leaf <= (k1 - c) * NTG_PS_THREADS)
             staged |= ((1u << (k1 - c)) - 1u) << c;
     }
     *m_out = m;
@@ -302,9 +299,28 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     const uint32_t whole = sub_l1[used - 1] - sub_l0[0] + 1;
     if (whole <= max_rows) { /* block-uniform: the whole tile at once (slots past in_tile repeat the last query) */
         stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], whole, stage, firsts, value_at, key);
-    } else {
+    } else if constexpr (CHUNKED) {
+        /* a sparse window's tile: every chunk that fits is staged (at one query a leaf too: the
+         * windows of 2^24 queries over 2^24 leaves are 14 % faster so, bench/NOTES.md "Zipf queries
+         * of 32-bit keys"), the others descend, chunk by chunk */
         uint32_t m = 1;
-        const uint32_t staged = chunks_to_stage<ITEMS>(used, sub_l0, sub_l1, max_rows, &m);
+        const uint32_t staged = chunks_to_stage<ITEMS>(used, sub_l0, sub_l1, max_rows, 0, &m);
+        for (uint32_t c = 0; c < used; c += m) { /* block-uniform */
+            const uint32_t k1 = c + m < used ? c + m : used; /* this chunk's items: c .. k1 - 1 */
+            if ((staged >> c) & 1u)
+                stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, q, c, k1, sub_l0[c], sub_l1[k1 - 1] - sub_l0[c] + 1,
+                                                               stage, firsts, value_at, key);
+            else
+                descend_each<K, LOWER_BOUND, ITEMS>(v, q, ((1u << (k1 - c)) - 1u) << c, value_at, key);
+        }
+    } else {
+        /* a dense window's tile whose queries are not spread as the window's mean says (a Zipf
+         * window's rare keys, a window mostly outside the keys' span): in chunks, staged from
+         * NTG_PS_STAGE_MIN_QUERIES_PER_LEAF queries a leaf (before, such a tile descended whole,
+         * one thread per query; bench/NOTES.md, "Zipf queries of 32-bit keys") */
+        uint32_t m = 1;
+        const uint32_t staged =
+            chunks_to_stage<ITEMS>(used, sub_l0, sub_l1, max_rows, NTG_PS_STAGE_MIN_QUERIES_PER_LEAF, &m);
         if (!staged) { /* every chunk descends: here, reading the closed forms from the parameter bank */
             descend_each<K, LOWER_BOUND, ITEMS>(v, q, (1u << used) - 1u, value_at, key);
         } else { /* through memory of the thread's own, so that the whole-tile path keeps its registers */

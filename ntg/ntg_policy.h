@@ -115,11 +115,12 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
 #define NTG_PS_SPARSE_ITEMS 2
 #define NTG_PS_DENSE_TILE_SPAN 3
 #define NTG_PS_STAGE_BYTES (36u * 1024u)
-/* A chunk of a tile that does not fit at once is staged only where it has at least this many
- * queries for each leaf it would stage, else it descends: measured on the H100 (bench/NOTES.md,
- * "Zipf queries of 32-bit keys"), windows whose chunks hold 0.8 queries a leaf lost 3-7 % end to
- * end with them staged (all, or those of one query a leaf and more), those at 2.5-3.2 a leaf gained
- * 8-12 %. */
+/* A dense window's tile that does not fit at once is searched in chunks, each staged only where it
+ * has at least this many queries for each leaf it would stage, else descending (a sparse window's
+ * chunks are staged wherever they fit). Measured on the H100 (bench/NOTES.md, "Zipf queries of
+ * 32-bit keys"): a dense window whose in-span queries are 0.8 a leaf lost 3-7 % end to end with its
+ * chunks staged (all, or those of one query a leaf and more); the chunks of 32-bit Zipf windows
+ * (≈ 2.5 a leaf) and 64-bit windows mostly outside the span (≈ 3.2) gained 8-12 % staged. */
 #define NTG_PS_STAGE_MIN_QUERIES_PER_LEAF 2u
 /* Blocks of the partitioned search resident per SM (the register budget follows). */
 #define NTG_PS_MIN_BLOCKS 4
