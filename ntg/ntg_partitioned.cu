@@ -3,7 +3,8 @@
  * buckets, hence in a short run of leaves that the bucket table names; it copies those leaves into
  * shared memory with 16-byte loads and answers every query there (a binary search over the
  * leaves' first keys, then one inside the leaf); only the values come from global memory. A tile
- * whose leaves do not fit descends the tree, one thread per query. Also builds the bucket table. */
+ * whose leaves do not fit is searched in smaller chunks, and what still does not fit (or is too
+ * sparse to stage) descends the tree, one thread per query. Also builds the bucket table. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -155,7 +156,8 @@ __device__ __forceinline__ void stage_and_search(const ntg_view &v, const K (&q)
 }
 
 /* The items k of each thread whose bit is set in `items`, one thread per query down the tree (all
- * in one loop, so that their descents overlap): for chunks whose leaves do not fit the stage. */
+ * in one loop): the chunks that are not staged (their leaves do not fit, or a dense window's chunk
+ * has too few queries a leaf). */
 template <typename K, bool LOWER_BOUND, int ITEMS>
 __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITEMS], uint32_t items,
                                              uint64_t (&value_at)[ITEMS], K (&key)[ITEMS])
@@ -190,14 +192,16 @@ __device__ __forceinline__ void descend_each(const ntg_view &v, const K (&q)[ITE
     }
 }
 
-/* A tile whose leaves do not fit the stage at once is searched in chunks: the largest chunk (items
- * per thread, a power of two) whose every chunk fits, *m_out; returns the items (a bit each) of the
- * chunks to stage: those that fit and hold at least min_queries_per_leaf queries a leaf; the others
- * descend. Block-uniform. */
+/* A tile whose leaves do not fit the stage at once (the caller tried it whole) is searched in
+ * chunks: *m_out = the largest chunk below the tile (items per thread, a power of two) whose every
+ * chunk fits, else 1; returns the items (a bit each) of the chunks to stage: those that fit and
+ * hold at least min_queries_per_leaf queries a leaf (slots counted whole: a last chunk's padding
+ * too); the others descend. Block-uniform. */
 template <int ITEMS>
 __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_t *sub_l0, const uint32_t *sub_l1,
                                                     uint32_t max_rows, uint32_t min_queries_per_leaf, uint32_t *m_out)
 {
+    static_assert(ITEMS >= 2, "a tile of at least two chunks");
     static_assert(ITEMS < 32, "an item a bit");
     uint32_t m = ITEMS / 2;
     for (; m > 1; m >>= 1) {
@@ -250,7 +254,8 @@ __device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS
  * per thread) — the whole tile when its leaves fit the stage, else halves, quarters ... down to one
  * item per thread — and a chunk whose leaves still do not fit descends the tree one thread per
  * query; each leaf is still read whole and coalesced. CHUNKED: a sparse window's kernel (fewer
- * items a thread, more blocks resident); the dense one has NTG_PS_ITEMS. */
+ * items a thread, more blocks resident), which stages every chunk that fits; the dense one has
+ * NTG_PS_ITEMS and stages a chunk only from NTG_PS_STAGE_MIN_QUERIES_PER_LEAF queries a leaf. */
 template <typename K, bool LOWER_BOUND, int ITEMS, bool CHUNKED>
 __global__ void __launch_bounds__(NTG_PS_THREADS, CHUNKED ? NTG_PS_SPARSE_MIN_BLOCKS : NTG_PS_MIN_BLOCKS)
 search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
@@ -387,8 +392,8 @@ extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const ps
         return cudaSuccess;
     if (!found_out || v->n_keys == 0)
         return cudaErrorInvalidValue;
-    /* dense windows: the lean kernel of NTG_PS_ITEMS slots a thread; sparse ones: small tiles searched
-     * in chunks (ntg_policy.h) */
+    /* dense windows: tiles of NTG_PS_ITEMS slots a thread; sparse ones: small tiles of
+     * NTG_PS_SPARSE_ITEMS (ntg_policy.h); both search a tile that does not fit in chunks */
     const uint64_t stage_rows = NTG_PS_STAGE_BYTES / (v->key_bits / 8) / (v->leaf_size + 1);
     const bool dense = (uint64_t)n * stage_rows * 2 >= (uint64_t)NTG_PS_DENSE_TILE_SPAN * NTG_PS_TILE * v->n_leaves;
     const unsigned blocks = blocks_for(n, (uint64_t)NTG_PS_THREADS * (dense ? NTG_PS_ITEMS : NTG_PS_SPARSE_ITEMS));

@@ -104,7 +104,8 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
 /* The search of a partitioned window (ntg_partitioned.cu): a block takes a tile of
  * NTG_PS_THREADS * NTG_PS_ITEMS consecutive slots, stages the leaves they can fall in into
  * NTG_PS_STAGE_BYTES of shared memory (rows of L + 1 keys, so that rows start on different banks)
- * and searches there; a tile whose leaves do not fit descends the tree instead. A window is dense
+ * and searches there; a tile whose leaves do not fit is searched in chunks (those still too wide,
+ * or a dense window's chunks of too few queries a leaf, descend the tree). A window is dense
  * when a tile's expected leaves (NTG_PS_TILE slots at the window's queries per leaf) times
  * NTG_PS_DENSE_TILE_SPAN / 2 (room for tiles that straddle buckets) fit the stage; sparser windows
  * take tiles of NTG_PS_SPARSE_ITEMS slots a thread, searched in chunks whose leaves fit (more

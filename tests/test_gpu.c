@@ -478,6 +478,9 @@ static void test_psa_partition(void **state)
                 const uint64_t r = tu_next(&rng);
                 tu_set(q, bits, i, r % 64 == 0 ? tu_query_key(&m, &rng) : m.keys[(m.n / 5) * (1 + (r >> 8) % 4)]);
             }
+            tu_set(q, bits, 0, 0);
+            tu_set(q, bits, 1, tu_mask(bits));
+            tu_set(q, bits, n - 1, tu_mask(bits));
             check_lookups(t, bits, q, n, 0, 1, 0, 1, 0);
             check_lookups(t, bits, q, n, 0, 1, 0, 1, 1);
             check_lower_bounds(t, bits, q, n, 0, 1, 0, 1);
