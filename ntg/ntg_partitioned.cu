@@ -230,24 +230,33 @@ template <typename K, int ITEMS> struct chunk_io {
     K key[ITEMS];
 };
 
-/* The chunks of m items a thread of a tile: those of `staged` staged and searched in turn, then
- * the other used items down the tree together. A function of its own (not inlined), so that its
- * registers are not the kernel's; it sees the view through a pointer, so its descents read the
- * closed forms from memory — the kernel descends itself where no chunk is staged. */
+/* The chunks of m items a thread of a tile (chunks_to_stage): those of `staged` staged and searched
+ * in turn, then the other used items down the tree together. Block-uniform. */
+template <typename K, bool LOWER_BOUND, int ITEMS>
+__device__ __forceinline__ void search_chunks(const ntg_view &v, const K (&q)[ITEMS], uint32_t used, uint32_t m,
+                                              uint32_t staged, const uint32_t *sub_l0, const uint32_t *sub_l1,
+                                              K *stage, K *firsts, uint64_t (&value_at)[ITEMS], K (&key)[ITEMS])
+{
+    for (uint32_t c = 0; c < used; c += m) {
+        const uint32_t k1 = c + m < used ? c + m : used; /* this chunk's items: c .. k1 - 1 */
+        if ((staged >> c) & 1u)
+            stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, q, c, k1, sub_l0[c], sub_l1[k1 - 1] - sub_l0[c] + 1,
+                                                           stage, firsts, value_at, key);
+    }
+    const uint32_t descending = ((1u << used) - 1u) & ~staged;
+    if (descending)
+        descend_each<K, LOWER_BOUND, ITEMS>(v, q, descending, value_at, key);
+}
+
+/* search_chunks as a function of its own (not inlined), for the dense kernel, so that its registers
+ * are not the kernel's; it sees the view through a pointer, so its descents read the closed forms
+ * from memory — the kernel descends itself where no chunk is staged. */
 template <typename K, bool LOWER_BOUND, int ITEMS>
 __device__ __noinline__ void chunked_search(const ntg_view &v, chunk_io<K, ITEMS> &io, uint32_t used, uint32_t m,
                                             uint32_t staged, const uint32_t *sub_l0, const uint32_t *sub_l1, K *stage,
                                             K *firsts)
 {
-    for (uint32_t c = 0; c < used; c += m) {
-        const uint32_t k1 = c + m < used ? c + m : used;
-        if ((staged >> c) & 1u)
-            stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, io.q, c, k1, sub_l0[c], sub_l1[k1 - 1] - sub_l0[c] + 1,
-                                                           stage, firsts, io.value_at, io.key);
-    }
-    const uint32_t descending = ((1u << used) - 1u) & ~staged;
-    if (descending)
-        descend_each<K, LOWER_BOUND, ITEMS>(v, io.q, descending, io.value_at, io.key);
+    search_chunks<K, LOWER_BOUND, ITEMS>(v, io.q, used, m, staged, sub_l0, sub_l1, stage, firsts, io.value_at, io.key);
 }
 
 /* A block's tile is ITEMS slots a thread, searched in chunks of NTG_PS_THREADS * m slots (m items
@@ -307,17 +316,10 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     } else if constexpr (CHUNKED) {
         /* a sparse window's tile: every chunk that fits is staged (at one query a leaf too: the
          * windows of 2^24 queries over 2^24 leaves are 14 % faster so, bench/NOTES.md "Zipf queries
-         * of 32-bit keys"), the others descend, chunk by chunk */
+         * of 32-bit keys"), the others descend; inline (its two items a thread leave room) */
         uint32_t m = 1;
         const uint32_t staged = chunks_to_stage<ITEMS>(used, sub_l0, sub_l1, max_rows, 0, &m);
-        for (uint32_t c = 0; c < used; c += m) { /* block-uniform */
-            const uint32_t k1 = c + m < used ? c + m : used; /* this chunk's items: c .. k1 - 1 */
-            if ((staged >> c) & 1u)
-                stage_and_search<K, LOWER_BOUND, false, ITEMS>(v, q, c, k1, sub_l0[c], sub_l1[k1 - 1] - sub_l0[c] + 1,
-                                                               stage, firsts, value_at, key);
-            else
-                descend_each<K, LOWER_BOUND, ITEMS>(v, q, ((1u << (k1 - c)) - 1u) << c, value_at, key);
-        }
+        search_chunks<K, LOWER_BOUND, ITEMS>(v, q, used, m, staged, sub_l0, sub_l1, stage, firsts, value_at, key);
     } else {
         /* a dense window's tile whose queries are not spread as the window's mean says (a Zipf
          * window's rare keys, a window mostly outside the keys' span): in chunks, staged from

@@ -1,5 +1,7 @@
 #!/bin/bash
-# Session 15, call 5: the chunked search staged only where a chunk has a query a leaf. (a) test_gpu
+# Session 15, calls 5, 6 and 7 (the same script; each call carried its own commit's binaries): the
+# dense search's chunk rule — call 5 staged a chunk from one query a leaf, call 6 from two with the
+# descending chunks together, call 7 only for tiles with a chunk to stage. (a) test_gpu
 # in full; (b) bench_versus --only queries, old (c08f339) and new, two alternating rounds; (c) the
 # full bench_versus of the new binary (the closing table); (d) compute-sanitizer memcheck + racecheck
 # of test_gpu (quick mode).
