@@ -84,6 +84,9 @@ typedef struct hm_gpu {
     psa_plan table_plan;
     bool table_valid;
     uint64_t table_bytes;
+    ntg_start_entry *d_start;  /* the start table of this version (ntg.h), once built: view.start */
+    uint64_t start_bytes;
+    bool start_done;           /* built for this version, or left out (too small a tree, no memory) */
     /* pipeline resources, allocated on first use and kept */
     uint32_t window;           /* queries per window the lanes are sized for; 0 = none yet */
     bool lanes_staging;        /* the lanes have host-mode buffers */

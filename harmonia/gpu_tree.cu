@@ -13,6 +13,7 @@
 #include "harmonia/gpu_internal.h"
 
 extern "C" {
+#include "ntg/ntg_policy.h"
 #include "prefix_sum/prefix_sum.h"
 }
 
@@ -338,6 +339,10 @@ static void free_device_copy(hm_gpu *g, bool wait)
     hm_gpu_free(g, g->d_bucket_table, g->table_bytes);
     g->d_bucket_table = NULL;
     g->table_valid = false;
+    hm_gpu_free(g, g->d_start, g->start_bytes);
+    g->d_start = NULL;
+    g->view.start = NULL;
+    g->start_done = false;
     hm_gpu_free(g, g->d_keys, g->key_bytes);
     hm_gpu_free(g, g->d_values, g->value_bytes);
     hm_gpu_free(g, g->d_first_child, g->first_child_bytes);
@@ -434,6 +439,44 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     }
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, t->leaf_size * (t->key_bits / 8), 0);
     g->table_valid = false;
+    v->start = NULL; /* until prepare_start builds this version's */
+    g->start_done = false;
+}
+
+/* The start table of the copy's version (ntg.h), once a version: queued on the copy's stream after
+ * the calls in flight (which may read the last version's), announced to the calls that follow, and
+ * then in the view. A tree of one level or no keys has none; without the memory for it (1 MiB at
+ * most) the descents start at the root, as they did before it (no error: it only saves time). */
+static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
+{
+    if (g->start_done)
+        return HARMONIA_OK;
+    g->start_done = true;
+    const kr_tree *t = &tree->kr;
+    if (t->n_keys == 0 || t->height < 2 || t->height > NTG_MAX_LEVELS)
+        return HARMONIA_OK;
+    const psa_plan plan = psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves,
+                                        t->leaf_size * (t->key_bits / 8), ntg_start_bits(t->n_leaves));
+    if (plan.bits == 0) /* one key value: nothing to tell apart */
+        return HARMONIA_OK;
+    const uint64_t bytes = ((uint64_t)1 << plan.bits) * sizeof(ntg_start_entry);
+    if (bytes > g->start_bytes) {
+        hm_gpu_free(g, g->d_start, g->start_bytes); /* after its readers */
+        g->d_start = NULL;
+        g->start_bytes = 0;
+        if (hm_gpu_alloc(g, (void **)&g->d_start, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            g->d_start = NULL;
+            return HARMONIA_OK;
+        }
+        g->start_bytes = bytes;
+    }
+    hm_gpu_order_after_calls(g);
+    HM_CUDA(tree, ntg_build_start_table(&g->view, &plan, g->d_start, g->stream));
+    HM_CUDA(tree, hm_gpu_announce(g));
+    g->view.start = g->d_start;
+    g->view.start_plan = plan;
+    return HARMONIA_OK;
 }
 
 harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *what, hm_gpu **copy_out)
@@ -602,6 +645,36 @@ extern "C" harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out
     *device_out = tree->gpu->device;
     hm_gpu_leave(tree, &scope);
     return HARMONIA_OK;
+}
+
+extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries_out, uint64_t capacity,
+                                              uint64_t *count_out, uint64_t *plan_out)
+{
+    *count_out = 0;
+    hm_device_scope scope;
+    harmonia_status st = hm_gpu_enter(tree, &scope);
+    if (st != HARMONIA_OK)
+        return st;
+    const hm_gpu *g = tree->gpu;
+    if (g->view.start) {
+        const psa_plan *plan = &g->view.start_plan;
+        const uint64_t n = (uint64_t)1 << plan->bits;
+        *count_out = n;
+        plan_out[0] = plan->key_min;
+        plan_out[1] = plan->key_max;
+        plan_out[2] = plan->shift;
+        plan_out[3] = plan->bits;
+        cudaError_t e = cudaSuccess;
+        if (n <= capacity) {
+            e = cudaStreamSynchronize(g->stream);
+            if (e == cudaSuccess)
+                e = cudaMemcpy(entries_out, g->view.start, n * sizeof(ntg_start_entry), cudaMemcpyDeviceToHost);
+        }
+        if (e != cudaSuccess)
+            st = hm_gpu_fail(tree, e, "copying the start table");
+    }
+    hm_gpu_leave(tree, &scope);
+    return st;
 }
 
 extern "C" uint64_t hm_gpu_l2_bytes(harmonia_tree *tree)
@@ -906,6 +979,8 @@ harmonia_status hm_gpu_enter(harmonia_tree *tree, hm_device_scope *scope)
     }
     if (st == HARMONIA_OK) /* harmonia_set_constant_levels may have changed the cut since the upload */
         set_top_cut(tree, tree->gpu);
+    if (st == HARMONIA_OK)
+        st = prepare_start(tree, tree->gpu);
     if (st != HARMONIA_OK) {
         hm_device_leave(scope);
         pthread_mutex_unlock(&tree->gpu_lock);

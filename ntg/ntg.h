@@ -29,7 +29,7 @@ extern "C" {
  * computes a node's children without reading the array (one uniform constant-bank read a level and
  * a few integer operations). The view is passed by value with each launch, so the closed forms live
  * in the kernel-parameter constant bank, per tree and per launch, with no process-wide __constant__
- * symbol to share between trees. It is 464 bytes (64-bit build); the top cut travels apart, and
+ * symbol to share between trees. It is 504 bytes (64-bit build); the top cut travels apart, and
  * only with the kernels that read it (bench/NOTES.md, "Session 14"). */
 typedef struct ntg_view {
     const void *keys;           /* key region (device) */
@@ -40,7 +40,32 @@ typedef struct ntg_view {
     uint32_t key_bits, fanout, leaf_size, height;
     bool max_key_present;
     ps_level levels[NTG_MAX_LEVELS]; /* levels[l]: internal level l's closed form (l < height - 1) */
+    const struct ntg_start_entry *start; /* the start table (below; device), or NULL: from the root */
+    psa_plan start_plan;        /* its buckets (psa_bucket) */
 } ntg_view;
+
+/* THE START TABLE (redundant: built from the tree by ntg_build_start_table, rebuilt with every
+ * version of the device copy). The descents' shortcut past the levels that every key of a narrow
+ * key range walks alike: the top levels of a descent are the same for neighbouring keys, and each
+ * costs a dependent memory round trip and ≈ 45 instructions (bench/NOTES.md, "The start table").
+ * For each bucket u of start_plan (psa.h: 2^bits equal key ranges of the tree's span, keys below
+ * and above the span in the first and the last), entry u says where the descent of any key q of
+ * the bucket may begin: at level `level` (internal, or the leaf level height - 1: node numbers
+ * count the leaves after the internal nodes), at node `node`, or, when the entry has two
+ * candidates, at node + 1 if q >= separator.
+ * Invariant (the GPU tests check every entry against descents from the root on the host tree): for
+ * every q with psa_bucket(&start_plan, q) == u, the descent of q from the root passes through that
+ * node at that level. It holds because a descent is monotone in q (node keys sorted, children in
+ * node order): the entry is built from the descents of the bucket's smallest and largest keys (0
+ * and the largest key value for the first and last buckets), `level` is the deepest level at
+ * which their paths are at most one node apart, and with two nodes apart the separator is the key
+ * of their last common node that sent them to different children. */
+#define NTG_START_TWO 0x80000000u /* `level` bit: two candidates */
+typedef struct ntg_start_entry {
+    uint32_t node;
+    uint32_t level;     /* the level, | NTG_START_TWO */
+    uint64_t separator; /* two candidates: node + 1 from this key on */
+} ntg_start_entry;
 
 /* The top cut of the first-child array, first_child[0 .. entries), covering its first `levels`
  * internal levels: the paper's "top levels in constant memory", the tree's constant-levels setting
@@ -97,6 +122,12 @@ cudaError_t ntg_launch_range_collect(const ntg_view *view, uint32_t group_size, 
 cudaError_t ntg_launch_range_collect_auto(const ntg_view *view, uint32_t short_group, const void *lo,
                                           uint64_t n, const uint64_t *offsets, void *keys_out,
                                           void *values_out, cudaStream_t stream);
+
+/* The start table of the view's tree (above) for the buckets of plan (2^plan->bits entries of
+ * table, device memory); view->start is not read (descents from the root). A tree of one level
+ * (the root a leaf) or no keys has none. Asynchronous on stream. */
+cudaError_t ntg_build_start_table(const ntg_view *view, const psa_plan *plan, ntg_start_entry *table,
+                                  cudaStream_t stream);
 
 /* --- the search of a window partitioned by PSA (ntg_partitioned.cu; psa.h) ----------------------
  * The bucket table of a plan: table[u] for u = 0 .. 2^plan->bits (2^bits + 1 entries, device

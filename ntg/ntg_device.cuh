@@ -121,10 +121,10 @@ template <int G, int SLOTS> struct fixed_split {
 
 template <typename K, int G, int SLOTS, bool STRICT>
 __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
-                                                      uint32_t group_shift)
+                                                      uint32_t group_shift, bool active = true)
 {
     constexpr int PER = fixed_split<G, SLOTS>::per, CHUNKS = fixed_split<G, SLOTS>::chunks;
-    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
     K part[PER] = {};
     if (has_chunk)
         load_chunk<K, PER>(node + lane_in_group * PER, part);
@@ -167,20 +167,21 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
  * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
  * lanes only; a mask computed per lane costs a WARPSYNC per call (bench/NOTES.md, "Defaults and
  * where they were measured"). SLOTS: the node's slot count when known at compile time (0: read
- * `slots`); the fixed shape needs WARP_UNIFORM. */
+ * `slots`); the fixed shape needs WARP_UNIFORM. active false (group-uniform): the group takes part
+ * in the warp's ballots and reads nothing; its count is meaningless. */
 template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
-                                                uint32_t lane_in_group, uint32_t group_shift)
+                                                uint32_t lane_in_group, uint32_t group_shift, bool active = true)
 {
     if constexpr (SLOTS != 0) {
         static_assert(WARP_UNIFORM, "the fixed shape's ballots name the whole warp");
-        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift);
+        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active);
     }
     if (G == 1)
-        return count_chunk<K, STRICT>(node, slots, q);
+        return active ? count_chunk<K, STRICT>(node, slots, q) : 0u;
     const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
     const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
-    const bool has_chunk = lane_in_group < chunks;
+    const bool has_chunk = lane_in_group < chunks && active;
     uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
     const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
     const uint32_t group_mask = WARP_UNIFORM ? 0xffffffffu : group_bits << group_shift;
@@ -223,21 +224,57 @@ template <typename CUT> struct ntg_children_cut {
     }
 };
 
-/* Leaf number (0-based) where the search for q ends. */
-/* F: the fanout when known at compile time (0: the view's). */
+/* Where the descent of q begins: the start table's node and level for q's bucket (ntg.h), or the
+ * root without a table. One 16-byte load (the table: ≤ 1 MiB, L2-resident), a uniform branch. */
+template <typename K>
+__device__ __forceinline__ uint32_t start_of(const ntg_view &v, K q, uint32_t *level)
+{
+    *level = 0;
+    if (!v.start)
+        return 0;
+    const uint4 e = __ldg(reinterpret_cast<const uint4 *>(v.start) + psa_bucket(&v.start_plan, (uint64_t)q));
+    const uint64_t separator = (uint64_t)e.z | ((uint64_t)e.w << 32);
+    *level = e.y & ~NTG_START_TWO;
+    return e.x + ((e.y & NTG_START_TWO) && (uint64_t)q >= separator ? 1u : 0u);
+}
+
+/* The smallest of v over the warp (every lane calls it). */
+__device__ __forceinline__ uint32_t warp_min(uint32_t v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xffffffffu, v);
+#else
+    for (int d = 16; d > 0; d /= 2) {
+        const uint32_t o = __shfl_xor_sync(0xffffffffu, v, d);
+        v = o < v ? o : v;
+    }
+    return v;
+#endif
+}
+
+/* Leaf number (0-based) where the search for q ends: from where the start table says (the root
+ * without one) down. With WARP_UNIFORM and G > 1 the warp's ballots need every group at every
+ * level, so the loop runs from the warp's shallowest start and a group takes part, reading
+ * nothing, until its own level comes. F: the fanout when known at compile time (0: the view's). */
 template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0>
 __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, CH children)
 {
     const K *keys = static_cast<const K *>(v.keys);
     const uint32_t fanout = F ? (uint32_t)F : v.fanout;
-    uint32_t node = 0; /* node numbers fit 32 bits (key_region.h, LIMITS) */
-    for (uint32_t level = 0; level + 1 < v.height; level++) {
+    uint32_t from;
+    uint32_t node = start_of<K>(v, q, &from); /* node numbers fit 32 bits (key_region.h, LIMITS) */
+    uint32_t level = from;
+    if constexpr (WARP_UNIFORM && G > 1)
+        level = warp_min(from);
+    for (; level + 1 < v.height; level++) {
+        const bool active = level >= from;
         uint32_t last;
-        const uint32_t first = children(v, level, node, &last);
+        const uint32_t first = children(v, level, active ? node : 0u, &last);
         const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + (uint64_t)node * fanout, fanout, q,
-                                                                      lane_in_group, group_shift);
-        node = first + (j < last ? j : last);
+                                                                      lane_in_group, group_shift, active);
+        if (active)
+            node = first + (j < last ? j : last);
     }
     return (uint64_t)node - v.n_internal;
 }

@@ -67,6 +67,20 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
  * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 
+/* The start table (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
+ * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^NTG_START_MAX_BITS
+ * (16-byte entries: 1 MiB, L2-resident). A tree of 2^20 64-bit keys gets 2^17 buckets capped to
+ * 2^16 (one leaf a bucket: the leaf level); 2^26 keys 2^16 buckets of 64 leaves (two levels above
+ * the leaves); bench/NOTES.md, "The start table". */
+#define NTG_START_MAX_BITS 16u
+static inline unsigned ntg_start_bits(unsigned long long n_leaves)
+{
+    unsigned bits = 1;
+    while (bits < NTG_START_MAX_BITS && (1ull << (bits - 1)) < n_leaves)
+        bits++;
+    return bits;
+}
+
 /* Leaves a range-count walks forward from the lower bound's leaf before it descends again. */
 #define NTG_RANGE_WALK_LEAVES 2
 /* Ranges longer than this are copied by the whole warp, shorter ones by their group. */

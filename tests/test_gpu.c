@@ -12,6 +12,8 @@
 #include "psa/psa.h"                /* psa_pays and the policy: which path a window takes */
 #include "psa/psa_gpu.h"            /* psa_scratch_bytes: what the sort path's workspace must hold */
 #include "ntg/ntg_policy.h"         /* the collect's G from the mean length, and the default G */
+#include "ntg/ntg.h"                /* the start table's entries */
+#include "harmonia/gpu_engine.h"    /* hm_gpu_start_table */
 
 static const uint32_t node_sizes[] = {8, 16, 32, 64, 128};
 /* psa_bits of the query configs the check functions make (0: the plan's own) */
@@ -590,6 +592,141 @@ static void test_psa_chunked(void **state)
             harmonia_free(t);
             tu_model_free(&m);
         }
+}
+
+
+/* --- the start table (ntg.h) --------------------------------------------------------------------- */
+
+/* The node at `level` of the descent of q from the root on the host tree: the kernels' node search
+ * (the keys <= q among the node's F slots, at most the last child). */
+static uint64_t host_node_at(const kr_tree *t, uint64_t q, uint32_t level)
+{
+    uint64_t node = 0;
+    for (uint32_t l = 0; l < level; l++) {
+        uint64_t j = 0;
+        for (uint32_t s = 0; s < t->fanout; s++)
+            j += kr_load(t->keys, t->key_bits, node * t->fanout + s) <= q;
+        const uint64_t first = t->first_child[node], last = t->first_child[node + 1] - first - 1;
+        node = first + (j < last ? j : last);
+    }
+    return node;
+}
+
+/* Every entry of the tree's start table against the invariant: each key q of bucket u (its first
+ * and last keys, keys between, 0 and the largest key value in the first and last buckets) passes
+ * through the entry's node at its level, the second candidate from the separator on. Returns the
+ * mean start level's distance from the leaf level (0: every descent starts at its leaf). */
+static double check_start_table(harmonia_tree *t, uint64_t *rng)
+{
+    const kr_tree *kr = &t->kr;
+    const uint64_t capacity = 1u << 16;
+    ntg_start_entry *e = malloc(capacity * sizeof *e);
+    uint64_t count = 0, words[4];
+    assert_int_equal(hm_gpu_start_table(t, e, capacity, &count, words), HARMONIA_OK);
+    if (kr->height < 2 || kr->n_keys < 2) {
+        assert_int_equal(count, 0); /* nothing to skip */
+        free(e);
+        return 0;
+    }
+    assert_true(count >= 2 && count <= capacity);
+    const psa_plan plan = {words[0], words[1], (uint32_t)words[2], (uint32_t)words[3], 0, 0};
+    assert_int_equal(count, 1ull << plan.bits);
+    const uint64_t kmax = tu_mask(kr->key_bits);
+    double depth = 0;
+    for (uint64_t u = 0; u < count; u++) {
+        const uint32_t level = e[u].level & ~NTG_START_TWO;
+        const bool two = (e[u].level & NTG_START_TWO) != 0;
+        assert_true(level < kr->height);
+        assert_true(!two || level > 0);
+        depth += kr->height - 1 - level;
+        const uint64_t lo = u == 0 ? 0 : psa_bucket_start(&plan, u);
+        uint64_t hi = u + 1 == count ? kmax : psa_bucket_start(&plan, u + 1) - 1;
+        if (hi < lo)
+            continue; /* no key reaches it */
+        uint64_t probes[8] = {lo, hi, lo + (hi - lo) / 2, lo + tu_next(rng) % (hi - lo + 1), lo + tu_next(rng) % (hi - lo + 1),
+                              two ? e[u].separator : lo, two && e[u].separator > 0 ? e[u].separator - 1 : hi, hi};
+        for (int k = 0; k < 8; k++) {
+            const uint64_t q = probes[k];
+            if (q < lo || q > hi)
+                continue;
+            assert_int_equal(psa_bucket(&plan, q), u);
+            const uint64_t want = host_node_at(kr, q, level);
+            const uint64_t got = e[u].node + (two && q >= e[u].separator ? 1 : 0);
+            if (want != got)
+                fail_msg("start table: bucket %llu of %llu, key %llu: level %u node %llu, the descent passes %llu",
+                         (unsigned long long)u, (unsigned long long)count, (unsigned long long)q, level,
+                         (unsigned long long)got, (unsigned long long)want);
+        }
+    }
+    free(e);
+    return depth / (double)count;
+}
+
+/* The start table of trees of both widths, several shapes and key distributions, before and after
+ * updates (separators below their leaves' first keys; a reshaping insert batch), every entry
+ * against descents on the host tree; lookups and lower bounds through it against the CPU engine
+ * (the rest of this file runs every query kind through it too); and its reach on uniform keys. */
+static void test_start_table(void **state)
+{
+    (void)state;
+    uint64_t rng = 101;
+    static const uint64_t sizes[] = {1, 2, 40, 3000, 200000, 2000000};
+    for (unsigned w = 0; w < 2; w++) {
+        const uint32_t bits = w ? 64 : 32;
+        for (unsigned si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            for (int dist = 0; dist < TU_DIST_COUNT; dist++) {
+                if (quick() && (sizes[si] > 200000 || (dist != TU_UNIFORM && dist != TU_CLUSTERED)))
+                    continue;
+                tu_model m;
+                tu_model_make(&m, bits, sizes[si], (tu_dist)dist, &rng);
+                const uint32_t fanout = si % 2 ? HARMONIA_DEFAULT_FANOUT(bits) : 8, leaf = si % 2 ? 16 : 32;
+                harmonia_tree *t = build(&m, fanout, leaf, &rng);
+                const double depth = check_start_table(t, &rng);
+                /* uniform keys: buckets of half a leaf, at most 2^16 of them; a descent starts at most
+                 * ~two levels above the leaves (up to 2^16 leaves: at its leaf, mostly) */
+                if (dist == TU_UNIFORM && t->kr.n_leaves >= 4 && t->kr.n_leaves <= (1u << 15))
+                    assert_true(depth < 0.5);
+                if (dist == TU_UNIFORM && t->kr.n_leaves > (1u << 15))
+                    assert_true(depth < 2.5);
+                uint64_t n = 30000;
+                void *q = make_queries(&m, n, &rng);
+                tu_set(q, bits, 0, 0);
+                tu_set(q, bits, 1, tu_mask(bits));
+                check_lookups(t, bits, q, n, 0, 0, 4096, 1, 0);
+                check_lower_bounds(t, bits, q, n, 0, 0, 4096, 0);
+                if (m.n >= 17 * 16) { /* in place: separators below their leaves' first keys */
+                    delete_every_17th(t, &m);
+                    check_start_table(t, &rng);
+                    free(q);
+                    q = make_queries(&m, n, &rng);
+                    check_lookups(t, bits, q, n, 0, 0, 4096, 1, 0);
+                    check_lower_bounds(t, bits, q, n, 0, 0, 4096, 1);
+                }
+                if (m.n >= 1000) { /* a batch of upserts that reshapes the tree */
+                    const uint64_t ni = m.n / 2;
+                    uint8_t *kinds = calloc(ni, 1);
+                    void *keys = malloc(ni * 8), *values = malloc(ni * 8);
+                    for (uint64_t i = 0; i < ni; i++) {
+                        kinds[i] = HARMONIA_OP_UPSERT; /* random keys: some are present */
+                        tu_set(keys, bits, i, tu_next(&rng));
+                        tu_set(values, bits, i, tu_next(&rng));
+                    }
+                    harmonia_update_stats st;
+                    if (harmonia_update(t, NULL, kinds, keys, values, ni, &st) != HARMONIA_OK)
+                        fail_msg("update: %s", harmonia_last_error(t));
+                    check_start_table(t, &rng);
+                    check_lookups(t, bits, keys, ni, 0, 0, 4096, 1, 0);
+                    check_lower_bounds(t, bits, keys, ni, 0, 0, 4096, 0);
+                    free(kinds);
+                    free(keys);
+                    free(values);
+                }
+                free(q);
+                harmonia_free(t);
+                tu_model_free(&m);
+            }
+        }
+    }
 }
 
 /* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA by
@@ -1394,6 +1531,7 @@ int main(void)
         cmocka_unit_test(test_psa_large_tiles),
         cmocka_unit_test(test_psa_chunked),
         cmocka_unit_test(test_sparse_unordered),
+        cmocka_unit_test(test_start_table),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_collect_group_choice),
         cmocka_unit_test(test_device_copy_life_cycle),
