@@ -125,7 +125,7 @@ void hm_device_leave(const hm_device_scope *scope);
 cudaError_t hm_upload(hm_gpu *g, void *dst, const void *src, size_t bytes, cudaStream_t stream, int threads);
 
 /* Where an array lives, for the calls that take host or device arrays (gpu_upload.cu): the one
- * pointer classification of the engine (one cudaPointerGetAttributes). device_out: the device
+ * pointer classification of the engine (one driver or runtime query). device_out: the device
  * DEVICE or MANAGED memory was allocated on, else -1.
  * A NULL pointer, or one the driver does not know, is pageable host memory. */
 typedef enum hm_pointer_kind {

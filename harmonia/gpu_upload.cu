@@ -7,17 +7,80 @@
  * carried across re-uploads), so repeated update batches pay their allocation once. Nothing here
  * waits for anything but this copy's own stream. */
 #include <assert.h>
+#include <cuda.h> /* the driver's types, for the entry point of cuPointerGetAttributes */
 #include <omp.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "harmonia/gpu_internal.h"
 
 /* --- where an array lives ----------------------------------------------------------------------
- * One cudaPointerGetAttributes a pointer: 0.10 us on the H100 machine (bench/NOTES.md, "Where the
- * small call's time does go"; the driver's cuPointerGetAttribute of the memory type alone, 0.07-0.08
- * us, is not worth a second path). Pageable memory the driver does not know reads as host. */
+ * One driver query a pointer: cuPointerGetAttributes (memory type, managed, device ordinal), found
+ * once through the runtime's driver entry points (no link to libcuda), 0.07-0.08 us on the H100
+ * machine against 0.17-0.18 for the runtime's cudaPointerGetAttributes (bench/NOTES.md, "What a
+ * small batch's classification costs" and "The start table"): a call with arrays of unknown kind
+ * asks three times. The driver answers for UVA pointers whatever the current context, but a
+ * thread with none current, a driver without the entry points, or an answer outside the four
+ * kinds takes the runtime's query, as before. Pageable memory the driver does not know reads as
+ * host. */
+typedef CUresult (*hm_pointer_attributes_fn)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr);
+typedef CUresult (*hm_current_context_fn)(CUcontext *);
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+static hm_pointer_attributes_fn driver_attributes;
+static hm_current_context_fn driver_current;
+
+static void find_driver_entry_points(void)
+{
+    void *attributes = NULL, *current = NULL;
+    cudaDriverEntryPointQueryResult found_a = cudaDriverEntryPointSymbolNotFound, found_c = found_a;
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &attributes, 12000, cudaEnableDefault, &found_a) ==
+            cudaSuccess &&
+        cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &current, 12000, cudaEnableDefault, &found_c) ==
+            cudaSuccess &&
+        found_a == cudaDriverEntryPointSuccess && found_c == cudaDriverEntryPointSuccess && attributes && current) {
+        driver_current = (hm_current_context_fn)current;
+        driver_attributes = (hm_pointer_attributes_fn)attributes;
+    }
+    cudaGetLastError();
+}
+
+/* The driver's answer, or false where the runtime must be asked. */
+static bool where_by_driver(const void *p, hm_pointer_kind *kind, int *device_out)
+{
+    pthread_once(&driver_once, find_driver_entry_points);
+    CUcontext context = NULL;
+    if (!driver_attributes || driver_current(&context) != CUDA_SUCCESS || !context)
+        return false;
+    unsigned int type = 0;
+    int ordinal = -1;
+    unsigned int managed = 0; /* the driver's boolean: zeroed whole, whatever width it writes */
+    CUpointer_attribute what[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void *data[3] = {&type, &managed, &ordinal};
+    if (driver_attributes(3, what, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+        return false;
+    if (managed) {
+        *kind = HM_POINTER_MANAGED;
+        *device_out = ordinal;
+    } else if (type == CU_MEMORYTYPE_DEVICE) {
+        *kind = HM_POINTER_DEVICE;
+        *device_out = ordinal;
+    } else if (type == CU_MEMORYTYPE_HOST) {
+        *kind = HM_POINTER_PINNED_HOST;
+    } else if (type == 0) {
+        *kind = HM_POINTER_HOST; /* not a pointer the driver knows */
+    } else {
+        return false;
+    }
+    return true;
+}
+
 hm_pointer_kind hm_pointer_where(const void *p, int *device_out)
 {
+    *device_out = -1;
+    hm_pointer_kind kind;
+    if (p && where_by_driver(p, &kind, device_out))
+        return kind;
     *device_out = -1;
     cudaPointerAttributes a;
     if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
