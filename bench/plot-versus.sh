@@ -86,3 +86,38 @@ plot "$out" using 1:2 with linespoints lw 2 pt 7 title "Harmonia defaults, query
 GP
     echo "wrote $plot_dir/versus_batch_${bits}bit.svg"
 done
+
+# every point-lookup workload of the run (sizes, hit rates, query distributions, dense keys, batch
+# sizes): Harmonia's defaults over the strongest ordered baseline, query order and sorted order, with
+# the 1.0 and 1.25 lines of issue 11
+out="$work/ratios.dat"
+awk -F, 'NR > 1 && ($9 == "query" || $9 == "sorted") {
+        key = $1
+        if (!(key in seen)) { seen[key] = ++n; name[n] = key }
+        if ($9 == "query") q[key] = $15; else s[key] = $15
+    }
+    END { for (i = 1; i <= n; i++) { k = name[i]; gsub(/ /, "_", name[i]);
+          printf "%d \"%s\" %s %s\n", i - 1, k, (k in q) ? q[k] : "NaN", (k in s) ? s[k] : "NaN" } }' \
+    "$csv_dir/versus-summary.csv" > "$out"
+if [ -s "$out" ]; then
+    gnuplot <<GP
+$term
+set terminal svg size 1400,760 dynamic enhanced font 'Helvetica,12' background rgb 'white'
+set output "$plot_dir/versus_ratios.svg"
+set title "Point lookups: Harmonia's defaults / strongest ordered baseline of the same run (H100; bench_versus)" noenhanced
+set ylabel "ratio"
+set key top right
+set grid ytics
+set yrange [0:*]
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xtics rotate by -60 left noenhanced font ',10'
+set bmargin 12
+set arrow from graph 0, first 1.0 to graph 1, first 1.0 nohead lw 2 lc rgb 'black'
+set arrow from graph 0, first 1.25 to graph 1, first 1.25 nohead lw 1 dt 2 lc rgb 'black'
+plot "$out" using 3:xtic(2) title "query order", "" using 4 title "sorted order"
+GP
+    echo "wrote $plot_dir/versus_ratios.svg"
+fi
