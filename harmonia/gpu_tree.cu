@@ -446,7 +446,8 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
 /* The start table of the copy's version (ntg.h), once a version: queued on the copy's stream after
  * the calls in flight (which may read the last version's), announced to the calls that follow, and
  * then in the view. A tree of one level or no keys has none; without the memory for it (1 MiB at
- * most) the descents start at the root, as they did before it (no error: it only saves time). */
+ * most), or when its launch fails, the descents start at the root, as they did before it (no
+ * error: it only saves time; an error that breaks the context fails the call's next CUDA step). */
 static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
 {
     if (g->start_done)
@@ -472,8 +473,13 @@ static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
         g->start_bytes = bytes;
     }
     hm_gpu_order_after_calls(g);
-    HM_CUDA(tree, ntg_build_start_table(&g->view, &plan, g->d_start, g->stream));
-    HM_CUDA(tree, hm_gpu_announce(g));
+    cudaError_t e = ntg_build_start_table(&g->view, &plan, g->d_start, g->stream);
+    if (e == cudaSuccess)
+        e = hm_gpu_announce(g);
+    if (e != cudaSuccess) { /* no table this version; a broken context fails the call's next step */
+        cudaGetLastError();
+        return HARMONIA_OK;
+    }
     g->view.start = g->d_start;
     g->view.start_plan = plan;
     return HARMONIA_OK;
@@ -1125,7 +1131,8 @@ extern "C" void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *
     if (t->gpu) {
         info->device_resident = true;
         info->device_version = t->gpu->version;
-        info->device_bytes = t->gpu->tree_bytes + t->gpu->lane_bytes + t->gpu->scan_scratch_bytes + t->gpu->table_bytes;
+        info->device_bytes = t->gpu->tree_bytes + t->gpu->lane_bytes + t->gpu->scan_scratch_bytes + t->gpu->table_bytes +
+                             t->gpu->start_bytes;
         info->device = t->gpu->device;
     }
     pthread_mutex_unlock(&t->gpu_lock);

@@ -31,6 +31,7 @@ static hm_current_context_fn driver_current;
 
 static void find_driver_entry_points(void)
 {
+#if CUDART_VERSION >= 12050 /* cudaGetDriverEntryPointByVersion; older toolkits ask the runtime */
     void *attributes = NULL, *current = NULL;
     cudaDriverEntryPointQueryResult found_a = cudaDriverEntryPointSymbolNotFound, found_c = found_a;
     if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &attributes, 12000, cudaEnableDefault, &found_a) ==
@@ -41,7 +42,8 @@ static void find_driver_entry_points(void)
         driver_current = (hm_current_context_fn)current;
         driver_attributes = (hm_pointer_attributes_fn)attributes;
     }
-    cudaGetLastError();
+    cudaGetLastError(); /* (a lookup that failed leaves no error behind; a sticky one stays) */
+#endif
 }
 
 /* The driver's answer, or false where the runtime must be asked. */

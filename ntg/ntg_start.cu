@@ -7,6 +7,8 @@
 
 #include "ntg/ntg_device.cuh"
 
+static_assert(sizeof(ntg_start_entry) == 16, "an entry is one 16-byte load (ntg_device.cuh, start_of)");
+
 namespace {
 
 /* The path of q from the root: path[l] = its node at level l, l < height (the last a leaf's node

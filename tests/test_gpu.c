@@ -643,6 +643,11 @@ static double check_start_table(harmonia_tree *t, uint64_t *rng)
         uint64_t hi = u + 1 == count ? kmax : psa_bucket_start(&plan, u + 1) - 1;
         if (hi < lo)
             continue; /* no key reaches it */
+        /* [lo, hi] is the whole bucket: the keys next to it belong to others */
+        if (lo > 0)
+            assert_true(psa_bucket(&plan, lo - 1) < u);
+        if (hi < kmax)
+            assert_true(psa_bucket(&plan, hi + 1) > u);
         uint64_t probes[8] = {lo, hi, lo + (hi - lo) / 2, lo + tu_next(rng) % (hi - lo + 1), lo + tu_next(rng) % (hi - lo + 1),
                               two ? e[u].separator : lo, two && e[u].separator > 0 ? e[u].separator - 1 : hi, hi};
         for (int k = 0; k < 8; k++) {
