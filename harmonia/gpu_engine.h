@@ -8,6 +8,7 @@
 
 #include "harmonia.h"
 #include "key_region/key_region.h"
+#include "psa/psa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,10 +52,9 @@ harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out);
 
 /* For the tests: the start table of the tree's device copy (ntg.h, THE START TABLE; the copy made
  * and the table built as for a query): *count_out entries (0: the tree has none), copied to
- * entries_out (16 bytes each) when they fit in capacity entries, with the bucket plan's key_min,
- * key_max, shift and bits (plan_out: 4 words of 64 bits). */
+ * entries_out (16 bytes each) when they fit in capacity entries, with the plan of its buckets. */
 harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries_out, uint64_t capacity, uint64_t *count_out,
-                                   uint64_t *plan_out);
+                                   psa_plan *plan_out);
 
 /* The queries. config is resolved (never NULL); async: device arrays only, queued on
  * config->stream without waiting. positions_out NULL: results in the queries' order; else in PSA

@@ -654,7 +654,7 @@ extern "C" harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out
 }
 
 extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries_out, uint64_t capacity,
-                                              uint64_t *count_out, uint64_t *plan_out)
+                                              uint64_t *count_out, psa_plan *plan_out)
 {
     *count_out = 0;
     hm_device_scope scope;
@@ -666,10 +666,7 @@ extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries
         const psa_plan *plan = &g->view.start_plan;
         const uint64_t n = (uint64_t)1 << plan->bits;
         *count_out = n;
-        plan_out[0] = plan->key_min;
-        plan_out[1] = plan->key_max;
-        plan_out[2] = plan->shift;
-        plan_out[3] = plan->bits;
+        *plan_out = *plan;
         cudaError_t e = cudaSuccess;
         if (n <= capacity) {
             e = cudaStreamSynchronize(g->stream);

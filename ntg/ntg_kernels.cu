@@ -20,8 +20,9 @@
  * NTG_SMALL_CUT_ENTRIES (the root's two by default; two levels of the fixed fanouts fit), so that
  * their launches carry ≈ 0.6 KiB of parameters instead of ≈ 2.5 (no measurable change in a small
  * call's time on the H100, bench/NOTES.md "Session 14"); a larger cut runs the generic kernels.
- * Every other kernel computes each level from its closed form and takes no cut. Parameters are __grid_constant__: indexing the cut and the levels reads
- * the parameter bank in place (no copy to local memory). */
+ * Every other kernel computes each level from its closed form and takes no cut. Parameters are
+ * __grid_constant__: indexing the cut and the levels reads the parameter bank in place (no copy to
+ * local memory). */
 struct ntg_small_cut {
     uint32_t levels, entries;
     uint32_t first_child[NTG_SMALL_CUT_ENTRIES];

@@ -43,19 +43,17 @@ static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned 
  *   there on (G = 2 at F = 16, 64-bit; "Small batches in session 7").
  * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
 /* - Queries that arrive sorted on their top bits (PSA's sort path, psa_sort.cu; `sorted`):
- *   neighbouring groups share paths and their loads hit L1: NTG_SORTED_BYTES_* a thread, with the
- *   sort's bits (psa_policy.h) — 64-bit keys after an 8-bit sort and 32-bit keys after a 16-bit
- *   sort 64 bytes (G = 2). Measured in the library and with the sort_descend harness (session 8;
+ *   neighbouring groups share paths and their loads hit L1: NTG_SORTED_BYTES a thread at both
+ *   widths, with the sort's bits (psa_policy.h: 8 for 64-bit keys, 16 for 32-bit) — G = 2. Measured in the library and with the sort_descend harness (session 8;
  *   bench/NOTES.md, "The fixed-shape descent"); with the start table the 64-bit descent is best at
  *   G = 2 (0.424 ms against 0.440 at G = 4, 2^22 queries of 2^26 keys; session 16, sort_sweep). */
 #define NTG_FIXED_SMALL_BATCH (1u << 16)
 #define NTG_SMALL_BATCH (1u << 20)
-#define NTG_SORTED_BYTES_64 64u
-#define NTG_SORTED_BYTES_32 64u
+#define NTG_SORTED_BYTES 64u
 static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch,
                                               int fixed_kernel, int sorted)
 {
-    const unsigned bytes_per_thread = sorted         ? (key_bits == 32 ? NTG_SORTED_BYTES_32 : NTG_SORTED_BYTES_64)
+    const unsigned bytes_per_thread = sorted         ? NTG_SORTED_BYTES
                                       : fixed_kernel ? (batch < NTG_FIXED_SMALL_BATCH ? 16u : 32u)
                                                      : (batch < NTG_SMALL_BATCH ? 32u : 64u);
     const unsigned g = fanout * (key_bits / 8) / bytes_per_thread;

@@ -107,7 +107,7 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 /* Unordered lookups of device-array windows of PSA_SORT_MIN_WINDOW queries or more with fewer than
  * PSA_MIN_QUERIES_PER_LEAF queries a leaf (psa_sort_pays in psa.h: also where psa_pays takes a large
  * window from one a leaf) are radix-sorted on psa_sort_bits(key_bits) top bits (psa_sort.cu), then
- * searched by the plain descent (its G: ntg_policy.h, NTG_SORTED_BYTES_*). Measured on the H100
+ * searched by the plain descent (its G: ntg_policy.h, NTG_SORTED_BYTES). Measured on the H100
  * (bench/NOTES.md, "Sparse unordered windows" and "The fixed-shape descent"): at 2^20 queries the
  * copy and the positions cost more than the sort saves, hence 2^21. In the library, session 8:
  * 64-bit 2^26 keys, 2^22 queries: 8 bits and G = 4 0.511 ms, 16 bits and G = 2 0.549; 32-bit 2^28

@@ -621,15 +621,15 @@ static double check_start_table(harmonia_tree *t, uint64_t *rng)
     const kr_tree *kr = &t->kr;
     const uint64_t capacity = 1u << 16;
     ntg_start_entry *e = malloc(capacity * sizeof *e);
-    uint64_t count = 0, words[4];
-    assert_int_equal(hm_gpu_start_table(t, e, capacity, &count, words), HARMONIA_OK);
+    uint64_t count = 0;
+    psa_plan plan;
+    assert_int_equal(hm_gpu_start_table(t, e, capacity, &count, &plan), HARMONIA_OK);
     if (kr->height < 2 || kr->n_keys < 2) {
         assert_int_equal(count, 0); /* nothing to skip */
         free(e);
         return 0;
     }
     assert_true(count >= 2 && count <= capacity);
-    const psa_plan plan = {words[0], words[1], (uint32_t)words[2], (uint32_t)words[3], 0, 0};
     assert_int_equal(count, 1ull << plan.bits);
     const uint64_t kmax = tu_mask(kr->key_bits);
     double depth = 0;
@@ -667,14 +667,66 @@ static double check_start_table(harmonia_tree *t, uint64_t *rng)
     return depth / (double)count;
 }
 
+/* A device allocator that refuses allocations of *context bytes and serves the rest. */
+static void *refuse_size(void *context, size_t bytes, void *stream)
+{
+    (void)stream;
+    void *p = NULL;
+    if (bytes == *(const size_t *)context || cudaMalloc(&p, bytes) != cudaSuccess)
+        return NULL;
+    return p;
+}
+
+static void free_device(void *context, void *pointer, size_t bytes, void *stream)
+{
+    (void)context;
+    (void)bytes;
+    (void)stream;
+    cudaFree(pointer);
+}
+
+/* Without the memory for its start table a tree answers as before, from the root: an allocator
+ * that refuses the table's 1 MiB (2^16 entries of 16 bytes), every answer against the CPU engine. */
+static void check_without_start_table(uint64_t *rng)
+{
+    tu_model m;
+    tu_model_make(&m, 64, 1000000, TU_UNIFORM, rng); /* 62,500 leaves: a table of 2^16 entries */
+    harmonia_tree *t = build_filled(&m, 16, 16, 1.0, rng);
+    ntg_start_entry e[2];
+    uint64_t count = 0;
+    psa_plan plan;
+    assert_int_equal(hm_gpu_start_table(t, e, 2, &count, &plan), HARMONIA_OK);
+    assert_int_equal(count, 1u << 16); /* with the library's allocator: a table */
+    size_t refused = (size_t)count * sizeof(ntg_start_entry);
+    harmonia_allocator a;
+    harmonia_allocator_init(&a);
+    a.context = &refused;
+    a.device_alloc = refuse_size;
+    a.device_free = free_device;
+    assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
+    assert_int_equal(hm_gpu_start_table(t, e, 2, &count, &plan), HARMONIA_OK);
+    assert_int_equal(count, 0); /* the copy made again through the allocator: no table */
+    const uint64_t n = 30000;
+    void *q = make_queries(&m, n, rng);
+    tu_set(q, 64, 0, 0);
+    tu_set(q, 64, 1, tu_mask(64));
+    check_lookups(t, 64, q, n, 0, 0, 4096, 1, 0);
+    check_lower_bounds(t, 64, q, n, 0, 0, 4096, 1);
+    free(q);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
 /* The start table of trees of both widths, several shapes and key distributions, before and after
- * updates (separators below their leaves' first keys; a reshaping insert batch), every entry
+ * updates (separators below their leaves' first keys; a reshaping insert batch), and a tree whose
+ * allocator refuses it (answers from the root); every entry
  * against descents on the host tree; lookups and lower bounds through it against the CPU engine
  * (the rest of this file runs every query kind through it too); and its reach on uniform keys. */
 static void test_start_table(void **state)
 {
     (void)state;
     uint64_t rng = 101;
+    check_without_start_table(&rng);
     static const uint64_t sizes[] = {1, 2, 40, 3000, 200000, 2000000};
     for (unsigned w = 0; w < 2; w++) {
         const uint32_t bits = w ? 64 : 32;
