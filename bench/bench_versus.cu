@@ -11,7 +11,10 @@
  * sample (2^20 slots or all); the program exits 1 after its tables when one differs.
  * Every method is timed as a whole call (its launches and a synchronisation), CUDA events around it,
  * median of R runs after a warm-up (batches of up to SMALL_BATCH_RUNS_MAX queries: at least
- * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle).
+ * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Batches of
+ * up to ROUNDS_MAX queries are timed in rounds, every method once a round in a rotating order: at
+ * the launch floor the GPU's and the host's state drift by more over a block of runs than the
+ * methods differ (bench/NOTES.md, "Small batches timed in rounds").
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
  * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--out-dir DIR]
@@ -25,6 +28,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -156,6 +160,15 @@ void free_tree(tree_ctx &T)
 }
 
 /* A workload: a query set over a tree. */
+/* A method verified and waiting for its timing in rounds (batches of up to ROUNDS_MAX queries). */
+struct pending_method {
+    std::string method, config;
+    const char *order;
+    bool ordered_index, synchronous;
+    check_result check;
+    std::function<void()> launch;
+};
+
 struct batch_ctx {
     std::string name;
     query_spec qs;
@@ -165,6 +178,8 @@ struct batch_ctx {
     uint64_t *d_pos = NULL;
     verifier vf;
     std::vector<result> results;
+    bool rounds = false; /* time the methods in rounds (time_rounds) after all are verified */
+    std::vector<pending_method> pending;
 };
 
 void poison(const tree_ctx &T, batch_ctx &B)
@@ -210,6 +225,11 @@ static uint32_t runs_for(const run_state &R, uint64_t nq)
     return nq <= SMALL_BATCH_RUNS_MAX && R.o.runs < SMALL_BATCH_RUNS ? SMALL_BATCH_RUNS : R.o.runs;
 }
 
+/* Batches of up to ROUNDS_MAX queries: every method is verified when measure() is called and
+ * timed later in rounds (time_rounds), so that the drift of the GPU's clocks and the host's state
+ * over a block of runs falls on every method alike. */
+#define ROUNDS_MAX (1ull << 16)
+
 template <typename F>
 void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, const std::string &config,
              const char *order, F &&launch, const uint64_t *pos64, const uint32_t *pos32, bool ordered_index = true)
@@ -218,6 +238,14 @@ void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, 
     /* every method timed as a whole call: its launches and one synchronisation, as a caller who needs
      * the results sees it (Harmonia's calls are synchronous: they synchronise themselves) */
     const bool synchronous = strncmp(method, "harmonia", 8) == 0;
+    if (B.rounds) {
+        launch();
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        check_result c = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, pos64, pos32);
+        B.pending.push_back({method, config, order, ordered_index, synchronous, c, std::function<void()>(launch)});
+        return;
+    }
     timing t = time_gpu(runs_for(R, B.nq), [&] {
         launch();
         if (!synchronous)
@@ -225,6 +253,47 @@ void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, 
     });
     check_result c = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, pos64, pos32);
     add_result(R, T, B, method, config, order, t, c, ordered_index);
+}
+
+/* The pending methods of a small batch, timed in rounds: a warm-up of each, then runs_for() rounds,
+ * each timing every method once (CUDA events around the call and its synchronisation, as
+ * time_gpu), round r starting at method r mod M; the median of each method's runs. */
+void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
+{
+    const size_t m = B.pending.size();
+    if (m == 0)
+        return;
+    for (pending_method &p : B.pending) {
+        p.launch();
+        CK(cudaGetLastError());
+    }
+    CK(cudaDeviceSynchronize());
+    cudaEvent_t start, stop;
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
+    std::vector<std::vector<double>> ms(m);
+    const uint32_t runs = runs_for(R, B.nq);
+    for (uint32_t r = 0; r < runs; r++)
+        for (size_t j = 0; j < m; j++) {
+            pending_method &p = B.pending[(j + r) % m];
+            CK(cudaEventRecord(start, 0));
+            p.launch();
+            CK(cudaGetLastError());
+            if (!p.synchronous)
+                CK(cudaStreamSynchronize(0));
+            CK(cudaEventRecord(stop, 0));
+            CK(cudaEventSynchronize(stop));
+            float t = 0;
+            CK(cudaEventElapsedTime(&t, start, stop));
+            ms[(j + r) % m].push_back(t);
+        }
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    for (size_t k = 0; k < m; k++) {
+        const pending_method &p = B.pending[k];
+        add_result(R, T, B, p.method.c_str(), p.config, p.order, timing_of(ms[k]), p.check, p.ordered_index);
+    }
+    B.pending.clear();
 }
 
 /* The top-B-bit sort sweep: B from 8 to the span in steps of 4 (plus the full key), every restore. */
@@ -249,6 +318,7 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
     B.qs.hit_rate = hits;
     B.qs.zipf_s = 0.99;
     B.qs.seed = 0x9e3779b9ull + T.keys_log2 + (uint64_t)dist * 17 + (uint64_t)(hits * 1000) + nq;
+    B.rounds = nq <= ROUNDS_MAX;
     B.d_q = suite_try_device_alloc(nq * T.kb, "queries");
     B.d_out = suite_try_device_alloc(nq * T.kb, "values out");
     B.d_found = (uint8_t *)suite_try_device_alloc(nq, "found flags");
@@ -283,46 +353,56 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
         measure(R, T, B, "harmonia", "defaults (NULL config)", "sorted",
                 [&] { note_error(harmonia_lookup_unordered(T.tree, NULL, B.d_q, nq, B.d_out, B.d_found, B.d_pos)); },
                 B.d_pos, NULL);
+    harmonia_query_config qc; /* (the lambdas of a batch timed in rounds outlive their blocks) */
+    harmonia_query_config_init(&qc);
+    qc.backend = HARMONIA_BACKEND_GPU;
+    qc.memory = HARMONIA_MEMORY_DEVICE;
     if (nq <= (1u << 18)) { /* small batches: what the call's own bookkeeping costs (no pointer checks) */
-        harmonia_query_config qc;
-        harmonia_query_config_init(&qc);
-        qc.backend = HARMONIA_BACKEND_GPU;
-        qc.memory = HARMONIA_MEMORY_DEVICE;
         measure(R, T, B, "harmonia_explicit", "backend GPU, memory device (informational)", "query",
                 [&] { note_error(harmonia_lookup(T.tree, &qc, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL, false);
     }
-    if (st != HARMONIA_OK) {
-        R.failures++;
-        R.failed.push_back(name + " harmonia: " + message);
-        printf("  harmonia: ERROR %s\n", message.c_str());
-    }
+    /* batches timed in rounds: the explicit call at each G the tree's fanout allows, beside the
+     * default's choice (ntg_policy.h), in the same rounds (informational) */
+    harmonia_query_config qg[4];
+    harmonia_tree_info info;
+    if (B.rounds && harmonia_info(T.tree, &info) == HARMONIA_OK)
+        for (uint32_t i = 0, g = 4; i < 4 && g <= info.fanout && g <= 32; i++, g *= 2) {
+            qg[i] = qc;
+            qg[i].group_size = g;
+            const harmonia_query_config *c = &qg[i];
+            measure(R, T, B, "harmonia_g", strf("G = %u, memory device (informational)", g), "query",
+                    [&, c] { note_error(harmonia_lookup(T.tree, c, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL,
+                    false);
+        }
 
     /* the baselines */
     measure(R, T, B, "binary_search", "one thread per query", "query",
             [&] { bsearch_lookup_device(T.arr, B.d_q, nq, NULL, B.d_out, B.d_found); }, NULL, NULL);
     bsearch_pipeline pipe;
-    if (bsearch_pipeline_init(&pipe, T.bits, nq)) {
-        void *d_packed = suite_try_device_alloc(bs_packed_bytes(T.bits, nq), "packed results");
+    const bool have_pipe = bsearch_pipeline_init(&pipe, T.bits, nq);
+    void *d_packed = NULL; /* the pipelines' buffers live until time_rounds has run */
+    if (have_pipe) {
+        d_packed = suite_try_device_alloc(bs_packed_bytes(T.bits, nq), "packed results");
         const uint32_t span = T.arr.span_bits;
         std::vector<uint32_t> bits_list = full_sweep ? sort_bits(T, nq) : std::vector<uint32_t>{16};
         for (uint32_t b : bits_list) {
             const uint32_t end = span, begin = end > b ? end - b : 0;
             const std::string cfg = strf("sort top %u bits [%u,%u)", end - begin, begin, end);
-            measure(R, T, B, "sort+bsearch", cfg + " + fused scatter", "query", [&] {
+            measure(R, T, B, "sort+bsearch", cfg + " + fused scatter", "query", [&, begin, end] {
                 bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_FUSED_SCATTER, NULL, B.d_out,
                                         B.d_found);
             }, NULL, NULL);
             if (d_packed)
-                measure(R, T, B, "sort+bsearch", cfg + " + packed scatter", "query", [&] {
+                measure(R, T, B, "sort+bsearch", cfg + " + packed scatter", "query", [&, begin, end] {
                     bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_PACKED_SCATTER, d_packed,
                                             B.d_out, B.d_found);
                 }, NULL, NULL);
             if (d_packed)
-                measure(R, T, B, "sort+bsearch", cfg + " + value scatter, found bitmap", "query", [&] {
+                measure(R, T, B, "sort+bsearch", cfg + " + value scatter, found bitmap", "query", [&, begin, end] {
                     bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_BITMAP_SCATTER, d_packed,
                                             B.d_out, B.d_found);
                 }, NULL, NULL);
-            measure(R, T, B, "sort+bsearch", cfg + ", sorted results", "sorted", [&] {
+            measure(R, T, B, "sort+bsearch", cfg + ", sorted results", "sorted", [&, begin, end] {
                 bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_SORTED, NULL, B.d_out, B.d_found);
             }, NULL, pipe.sorted_positions);
         }
@@ -334,8 +414,6 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
         check_result c = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, NULL, pipe.sorted_positions);
         add_result(R, T, B, "bsearch_sorted", "search only, queries pre-sorted (sort not timed)", "sorted", t, c,
                    false);
-        suite_device_free(d_packed);
-        bsearch_pipeline_free(&pipe);
     } else {
         printf("  (no GPU memory for the sort pipelines)\n");
     }
@@ -345,6 +423,16 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
     if (T.have_hash)
         measure(R, T, B, "hash_table", "open addressing, 50% load (not ordered)", "query",
                 [&] { hash_lookup_device(T.hash, B.d_q, nq, B.d_out, B.d_found); }, NULL, NULL, false);
+    time_rounds(R, T, B);
+    if (st != HARMONIA_OK) {
+        R.failures++;
+        R.failed.push_back(name + " harmonia: " + message);
+        printf("  harmonia: ERROR %s\n", message.c_str());
+    }
+    if (have_pipe) {
+        suite_device_free(d_packed);
+        bsearch_pipeline_free(&pipe);
+    }
 
     /* the summary: Harmonia against the strongest ordered baseline of each order (a baseline in
      * query order also serves a caller who takes sorted results) */
