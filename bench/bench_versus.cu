@@ -203,11 +203,11 @@ void add_result(run_state &R, const tree_ctx &T, batch_ctx &B, const char *metho
 {
     const double gqps = B.nq / t.median_ms / 1e6;
     B.results.push_back({method, config, order, t.median_ms, gqps, c.ok, ordered_index});
-    csv_row(&R.rows, "%s,%s,%u,%u,%s,%s,%.2f,%" PRIu64 ",%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%s,%" PRIu64 ",%.4f",
+    csv_row(&R.rows, "%s,%s,%u,%u,%s,%s,%.2f,%" PRIu64 ",%s,%s,%s,%.5f,%.5f,%.5f,%.4f,%s,%" PRIu64 ",%.4f",
             B.name.c_str(), T.name.c_str(), T.bits, T.keys_log2, key_dist_name(T.dist), query_dist_name(B.qs.dist),
             B.qs.hit_rate, B.nq, method, field(config).c_str(), order, t.median_ms, t.min_ms, t.max_ms, gqps,
             c.ok ? "yes" : "NO", c.sample, c.hit_rate);
-    printf("  %-16s %-34s %-6s %10.4f ms %8.3f G/s  %s\n", method, config.c_str(), order, t.median_ms, gqps,
+    printf("  %-16s %-34s %-6s %10.5f ms %8.3f G/s  %s\n", method, config.c_str(), order, t.median_ms, gqps,
            c.ok ? "verified" : "MISMATCH");
     fflush(stdout);
     if (!c.ok) {
