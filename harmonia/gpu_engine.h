@@ -50,11 +50,12 @@ uint64_t hm_gpu_l2_bytes(harmonia_tree *tree);
  * measurement, whose own arrays must live there. */
 harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out);
 
-/* For the tests: the start table of the tree's device copy (ntg.h, THE START TABLE; the copy made
- * and the table built as for a query): *count_out entries (0: the tree has none), copied to
- * entries_out (16 bytes each) when they fit in capacity entries, with the plan of its buckets. */
-harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries_out, uint64_t capacity, uint64_t *count_out,
-                                   psa_plan *plan_out);
+/* For the tests: a start table of the tree's device copy (ntg.h, THE START TABLE; the coarse one, or
+ * the fine one when `fine`: ntg_policy.h; the copy made and the tables built as for a query):
+ * *count_out entries (0: the tree has none), copied to entries_out (16 bytes each) when they fit
+ * in capacity entries, with the plan of its buckets. */
+harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, void *entries_out, uint64_t capacity,
+                                   uint64_t *count_out, psa_plan *plan_out);
 
 /* The queries. config is resolved (never NULL); async: device arrays only, queued on
  * config->stream without waiting. positions_out NULL: results in the queries' order; else in PSA

@@ -84,8 +84,12 @@ typedef struct hm_gpu {
     psa_plan table_plan;
     bool table_valid;
     uint64_t table_bytes;
-    ntg_start_entry *d_start;  /* the start table of this version (ntg.h), once built: view.start */
+    ntg_start_entry *d_start;  /* the coarse start table of this version (ntg.h), once built: view.start */
     uint64_t start_bytes;
+    ntg_start_entry *d_start_fine; /* the fine one (ntg_policy.h), once built: start_fine */
+    uint64_t start_fine_bytes;
+    const ntg_start_entry *start_fine; /* NULL: none this version (a tree too small for two, no memory) */
+    psa_plan start_fine_plan;
     bool start_done;           /* built for this version, or left out (too small a tree, no memory) */
     /* pipeline resources, allocated on first use and kept */
     uint32_t window;           /* queries per window the lanes are sized for; 0 = none yet */

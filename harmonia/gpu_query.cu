@@ -176,7 +176,16 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
 static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const psa_scratch *scratch,
                               void *const *d_in, void *const *d_out, uint32_t n, uint64_t position_base)
 {
+    /* the descents of sorted queries and of small windows start from the fine start table, the
+     * others from the view's coarse one (ntg_policy.h) */
+    ntg_view fine;
     const ntg_view *v = &g->view;
+    if (g->start_fine && ((c->psa && c->psa_sort) || (!c->psa && n < NTG_START_FINE_BATCH))) {
+        fine = g->view;
+        fine.start = g->start_fine;
+        fine.start_plan = g->start_fine_plan;
+        v = &fine;
+    }
     assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
     if (c->psa && c->psa_sort) {
         const void *keys = NULL;

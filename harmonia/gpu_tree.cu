@@ -342,6 +342,9 @@ static void free_device_copy(hm_gpu *g, bool wait)
     hm_gpu_free(g, g->d_start, g->start_bytes);
     g->d_start = NULL;
     g->view.start = NULL;
+    hm_gpu_free(g, g->d_start_fine, g->start_fine_bytes);
+    g->d_start_fine = NULL;
+    g->start_fine = NULL;
     g->start_done = false;
     hm_gpu_free(g, g->d_keys, g->key_bytes);
     hm_gpu_free(g, g->d_values, g->value_bytes);
@@ -440,14 +443,50 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, t->leaf_size * (t->key_bits / 8), 0);
     g->table_valid = false;
     v->start = NULL; /* until prepare_start builds this version's */
+    g->start_fine = NULL;
     g->start_done = false;
 }
 
-/* The start table of the copy's version (ntg.h), once a version: queued on the copy's stream after
- * the calls in flight (which may read the last version's), announced to the calls that follow, and
- * then in the view. A tree of one level or no keys has none; without the memory for it (1 MiB at
- * most), or when its launch fails, the descents start at the root, as they did before it (no
- * error: it only saves time; an error that breaks the context fails the call's next CUDA step). */
+/* One start table of 2^bits buckets in *table (grown as needed, kept across versions); false when
+ * there is none this version: no memory for it, or its launch failed (no error: it only saves time;
+ * an error that breaks the context fails the call's next CUDA step). */
+static_assert(NTG_START_FINE_MAX_BITS <= PSA_MAX_BITS && NTG_START_MAX_BITS < NTG_START_FINE_MAX_BITS,
+              "a start table's buckets are a psa_plan's (at most PSA_MAX_BITS bits)");
+
+static bool build_start(hm_gpu *g, const kr_tree *t, unsigned bits, ntg_start_entry **table, uint64_t *table_bytes,
+                        psa_plan *plan_out)
+{
+    const psa_plan plan = psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves,
+                                        t->leaf_size * (t->key_bits / 8), bits);
+    if (plan.bits == 0) /* one key value: nothing to tell apart */
+        return false;
+    const uint64_t bytes = ((uint64_t)1 << plan.bits) * sizeof(ntg_start_entry);
+    if (bytes > *table_bytes) {
+        hm_gpu_free(g, *table, *table_bytes); /* after its readers */
+        *table = NULL;
+        *table_bytes = 0;
+        if (hm_gpu_alloc(g, (void **)table, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            *table = NULL;
+            return false;
+        }
+        *table_bytes = bytes;
+    }
+    cudaError_t e = ntg_build_start_table(&g->view, &plan, *table, g->stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    *plan_out = plan;
+    return true;
+}
+
+/* The start tables of the copy's version (ntg.h; the coarse and the fine, ntg_policy.h), once a
+ * version: queued on the copy's stream after the calls in flight (which may read the last
+ * version's), announced to the calls that follow, and then in the view (the coarse) and in
+ * start_fine. A tree of one level or no keys has none, a tree of at most 2^(NTG_START_MAX_BITS - 1)
+ * leaves no fine one (the coarse one is as fine); a table without the memory for it (1 and 16 MiB
+ * at most) or whose launch fails is left out, and its descents start from the other or the root. */
 static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
 {
     if (g->start_done)
@@ -456,32 +495,24 @@ static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
     const kr_tree *t = &tree->kr;
     if (t->n_keys == 0 || t->height < 2 || t->height > NTG_MAX_LEVELS)
         return HARMONIA_OK;
-    const psa_plan plan = psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves,
-                                        t->leaf_size * (t->key_bits / 8), ntg_start_bits(t->n_leaves));
-    if (plan.bits == 0) /* one key value: nothing to tell apart */
-        return HARMONIA_OK;
-    const uint64_t bytes = ((uint64_t)1 << plan.bits) * sizeof(ntg_start_entry);
-    if (bytes > g->start_bytes) {
-        hm_gpu_free(g, g->d_start, g->start_bytes); /* after its readers */
-        g->d_start = NULL;
-        g->start_bytes = 0;
-        if (hm_gpu_alloc(g, (void **)&g->d_start, bytes) != cudaSuccess) {
-            cudaGetLastError();
-            g->d_start = NULL;
-            return HARMONIA_OK;
-        }
-        g->start_bytes = bytes;
-    }
+    const unsigned bits = ntg_start_bits(t->n_leaves, NTG_START_MAX_BITS),
+                   fine_bits = ntg_start_bits(t->n_leaves, NTG_START_FINE_MAX_BITS);
     hm_gpu_order_after_calls(g);
-    cudaError_t e = ntg_build_start_table(&g->view, &plan, g->d_start, g->stream);
-    if (e == cudaSuccess)
-        e = hm_gpu_announce(g);
-    if (e != cudaSuccess) { /* no table this version; a broken context fails the call's next step */
+    psa_plan plan, fine_plan;
+    const bool coarse = build_start(g, t, bits, &g->d_start, &g->start_bytes, &plan);
+    const bool fine = fine_bits > bits && build_start(g, t, fine_bits, &g->d_start_fine, &g->start_fine_bytes, &fine_plan);
+    if ((coarse || fine) && hm_gpu_announce(g) != cudaSuccess) {
         cudaGetLastError();
         return HARMONIA_OK;
     }
-    g->view.start = g->d_start;
-    g->view.start_plan = plan;
+    if (coarse) {
+        g->view.start = g->d_start;
+        g->view.start_plan = plan;
+    }
+    if (fine) {
+        g->start_fine = g->d_start_fine;
+        g->start_fine_plan = fine_plan;
+    }
     return HARMONIA_OK;
 }
 
@@ -653,7 +684,7 @@ extern "C" harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out
     return HARMONIA_OK;
 }
 
-extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries_out, uint64_t capacity,
+extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, void *entries_out, uint64_t capacity,
                                               uint64_t *count_out, psa_plan *plan_out)
 {
     *count_out = 0;
@@ -662,8 +693,9 @@ extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries
     if (st != HARMONIA_OK)
         return st;
     const hm_gpu *g = tree->gpu;
-    if (g->view.start) {
-        const psa_plan *plan = &g->view.start_plan;
+    const ntg_start_entry *table = fine ? g->start_fine : g->view.start;
+    if (table) {
+        const psa_plan *plan = fine ? &g->start_fine_plan : &g->view.start_plan;
         const uint64_t n = (uint64_t)1 << plan->bits;
         *count_out = n;
         *plan_out = *plan;
@@ -671,7 +703,7 @@ extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, void *entries
         if (n <= capacity) {
             e = cudaStreamSynchronize(g->stream);
             if (e == cudaSuccess)
-                e = cudaMemcpy(entries_out, g->view.start, n * sizeof(ntg_start_entry), cudaMemcpyDeviceToHost);
+                e = cudaMemcpy(entries_out, table, n * sizeof(ntg_start_entry), cudaMemcpyDeviceToHost);
         }
         if (e != cudaSuccess)
             st = hm_gpu_fail(tree, e, "copying the start table");
@@ -1129,7 +1161,7 @@ extern "C" void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *
         info->device_resident = true;
         info->device_version = t->gpu->version;
         info->device_bytes = t->gpu->tree_bytes + t->gpu->lane_bytes + t->gpu->scan_scratch_bytes + t->gpu->table_bytes +
-                             t->gpu->start_bytes;
+                             t->gpu->start_bytes + t->gpu->start_fine_bytes;
         info->device = t->gpu->device;
     }
     pthread_mutex_unlock(&t->gpu_lock);

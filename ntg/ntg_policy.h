@@ -66,16 +66,28 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
  * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 
-/* The start table (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
- * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^NTG_START_MAX_BITS
- * (16-byte entries: 1 MiB, L2-resident). A tree of 2^20 64-bit keys gets 2^17 buckets capped to
- * 2^16 (one leaf a bucket: the leaf level); 2^26 keys 2^16 buckets of 64 leaves (two levels above
- * the leaves); bench/NOTES.md, "The start table". */
+/* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
+ * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
+ * a version where the tree is large enough to tell them apart:
+ * - the coarse one, at most 2^NTG_START_MAX_BITS buckets (16-byte entries: 1 MiB, L2-resident),
+ *   for the descents of large unsorted batches, whose loads of the table are scattered: a tree of
+ *   2^20 64-bit keys gets 2^17 buckets capped to 2^16 (one leaf a bucket: the leaf level); 2^26
+ *   keys 2^16 buckets of 64 leaves (two levels above the leaves);
+ * - the fine one, at most 2^NTG_START_FINE_MAX_BITS buckets (8 MiB; the most a psa_plan has,
+ *   PSA_MAX_BITS), for the descents of sorted queries (PSA's sort path: neighbouring queries read
+ *   neighbouring entries) and of windows of fewer than NTG_START_FINE_BATCH queries (latency-bound:
+ *   each level skipped is a round trip): 2^26 64-bit keys get 2^19 buckets of 8 leaves, 2^28 32-bit
+ *   keys 2^19 of 32 leaves (both one level above the leaves).
+ * Measured on the H100 (bench/NOTES.md, "Session 17"): the fine table alone took 7-9 % off the
+ * 2^22-query unsorted batches (its 8 MiB of scattered loads against the L2) and added 4-8 % to the
+ * sorted descents; hence two. */
 #define NTG_START_MAX_BITS 16u
-static inline unsigned ntg_start_bits(unsigned long long n_leaves)
+#define NTG_START_FINE_MAX_BITS 19u
+#define NTG_START_FINE_BATCH (1u << 16)
+static inline unsigned ntg_start_bits(unsigned long long n_leaves, unsigned max_bits)
 {
     unsigned bits = 1;
-    while (bits < NTG_START_MAX_BITS && (1ull << (bits - 1)) < n_leaves)
+    while (bits < max_bits && (1ull << (bits - 1)) < n_leaves)
         bits++;
     return bits;
 }

@@ -612,25 +612,36 @@ static uint64_t host_node_at(const kr_tree *t, uint64_t q, uint32_t level)
     return node;
 }
 
-/* Every entry of the tree's start table against the invariant: each key q of bucket u (its first
- * and last keys, keys between, 0 and the largest key value in the first and last buckets) passes
- * through the entry's node at its level, the second candidate from the separator on. Returns the
- * mean start level's distance from the leaf level (0: every descent starts at its leaf). */
-static double check_start_table(harmonia_tree *t, uint64_t *rng)
+/* Every entry of one of the tree's start tables (the coarse, or the fine when `fine`) against the
+ * invariant: each key q of bucket u (its first and last keys, keys between, 0 and the largest key
+ * value in the first and last buckets) passes through the entry's node at its level, the second
+ * candidate from the separator on. Returns the mean start level's distance from the leaf level (0:
+ * every descent starts at its leaf); *count_out: the table's entries (0: none). */
+static double check_start_entries(harmonia_tree *t, bool fine, uint64_t *rng, uint64_t *count_out)
 {
     const kr_tree *kr = &t->kr;
-    const uint64_t capacity = 1u << 16;
+    const uint64_t capacity = 1u << NTG_START_FINE_MAX_BITS;
     ntg_start_entry *e = malloc(capacity * sizeof *e);
     uint64_t count = 0;
     psa_plan plan;
-    assert_int_equal(hm_gpu_start_table(t, e, capacity, &count, &plan), HARMONIA_OK);
-    if (kr->height < 2 || kr->n_keys < 2) {
-        assert_int_equal(count, 0); /* nothing to skip */
+    assert_int_equal(hm_gpu_start_table(t, fine, e, capacity, &count, &plan), HARMONIA_OK);
+    *count_out = count;
+    /* the coarse table: every tree of two levels and more; the fine one: trees of more leaves than
+     * the coarse one's buckets tell apart */
+    const uint64_t want = kr->height < 2 || kr->n_keys < 2 ? 0
+                          : !fine ? 1ull << ntg_start_bits(kr->n_leaves, NTG_START_MAX_BITS)
+                          : ntg_start_bits(kr->n_leaves, NTG_START_FINE_MAX_BITS) >
+                                    ntg_start_bits(kr->n_leaves, NTG_START_MAX_BITS)
+                              ? 1ull << ntg_start_bits(kr->n_leaves, NTG_START_FINE_MAX_BITS)
+                              : 0;
+    if (want == 0 || count == 0) {
+        assert_int_equal(count, want); /* nothing to skip, or a fine table no finer */
         free(e);
         return 0;
     }
     assert_true(count >= 2 && count <= capacity);
     assert_int_equal(count, 1ull << plan.bits);
+    assert_int_equal(count, want);
     const uint64_t kmax = tu_mask(kr->key_bits);
     double depth = 0;
     for (uint64_t u = 0; u < count; u++) {
@@ -667,12 +678,30 @@ static double check_start_table(harmonia_tree *t, uint64_t *rng)
     return depth / (double)count;
 }
 
-/* A device allocator that refuses allocations of *context bytes and serves the rest. */
+/* Both start tables of the tree; returns the coarse one's mean start depth (check_start_entries),
+ * the fine one's in *fine_depth (0 without one). */
+static double check_start_table(harmonia_tree *t, uint64_t *rng, double *fine_depth)
+{
+    uint64_t count = 0, fine_count = 0;
+    const double depth = check_start_entries(t, false, rng, &count);
+    const double fine = check_start_entries(t, true, rng, &fine_count);
+    if (fine_depth)
+        *fine_depth = fine;
+    if (fine_count)
+        assert_true(fine_count > count && fine <= depth); /* finer, and starting no higher on average */
+    return depth;
+}
+
+/* A device allocator that refuses allocations of the sizes in the zero-terminated list *context
+ * and serves the rest. */
 static void *refuse_size(void *context, size_t bytes, void *stream)
 {
     (void)stream;
     void *p = NULL;
-    if (bytes == *(const size_t *)context || cudaMalloc(&p, bytes) != cudaSuccess)
+    for (const size_t *r = (const size_t *)context; *r; r++)
+        if (bytes == *r)
+            return NULL;
+    if (cudaMalloc(&p, bytes) != cudaSuccess)
         return NULL;
     return p;
 }
@@ -685,33 +714,46 @@ static void free_device(void *context, void *pointer, size_t bytes, void *stream
     cudaFree(pointer);
 }
 
-/* Without the memory for its start table a tree answers as before, from the root: an allocator
- * that refuses the table's 1 MiB (2^16 entries of 16 bytes), every answer against the CPU engine. */
+/* Without the memory for its start tables a tree answers as before, from the root, and without the
+ * fine one's from the coarse one: an allocator that refuses the tables' sizes (2^16 and 2^17
+ * entries of 16 bytes), every answer against the CPU engine (small batches: the fine table's
+ * descents; large ones: the coarse table's). */
 static void check_without_start_table(uint64_t *rng)
 {
     tu_model m;
-    tu_model_make(&m, 64, 1000000, TU_UNIFORM, rng); /* 62,500 leaves: a table of 2^16 entries */
+    tu_model_make(&m, 64, 1000000, TU_UNIFORM, rng); /* 62,500 leaves: tables of 2^16 and 2^17 entries */
     harmonia_tree *t = build_filled(&m, 16, 16, 1.0, rng);
     ntg_start_entry e[2];
-    uint64_t count = 0;
+    uint64_t count = 0, fine_count = 0;
     psa_plan plan;
-    assert_int_equal(hm_gpu_start_table(t, e, 2, &count, &plan), HARMONIA_OK);
-    assert_int_equal(count, 1u << 16); /* with the library's allocator: a table */
-    size_t refused = (size_t)count * sizeof(ntg_start_entry);
-    harmonia_allocator a;
-    harmonia_allocator_init(&a);
-    a.context = &refused;
-    a.device_alloc = refuse_size;
-    a.device_free = free_device;
-    assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
-    assert_int_equal(hm_gpu_start_table(t, e, 2, &count, &plan), HARMONIA_OK);
-    assert_int_equal(count, 0); /* the copy made again through the allocator: no table */
-    const uint64_t n = 30000;
-    void *q = make_queries(&m, n, rng);
+    assert_int_equal(hm_gpu_start_table(t, false, e, 2, &count, &plan), HARMONIA_OK);
+    assert_int_equal(hm_gpu_start_table(t, true, e, 2, &fine_count, &plan), HARMONIA_OK);
+    assert_int_equal(count, 1u << 16); /* with the library's allocator: both tables */
+    assert_int_equal(fine_count, 1u << 17);
+    const uint64_t n = 30000, n_large = 1u << 17;
+    void *q = make_queries(&m, n_large, rng);
     tu_set(q, 64, 0, 0);
     tu_set(q, 64, 1, tu_mask(64));
-    check_lookups(t, 64, q, n, 0, 0, 4096, 1, 0);
-    check_lower_bounds(t, 64, q, n, 0, 0, 4096, 1);
+    /* (an allocator of another context each time: harmonia_set_device makes the copy again only
+     * for a different placement) */
+    size_t refused[2][3] = {{fine_count * sizeof(ntg_start_entry), 0, 0},
+                            {fine_count * sizeof(ntg_start_entry), count * sizeof(ntg_start_entry), 0}};
+    for (int refuse_coarse = 0; refuse_coarse < 2; refuse_coarse++) {
+        harmonia_allocator a;
+        harmonia_allocator_init(&a);
+        a.context = refused[refuse_coarse];
+        a.device_alloc = refuse_size;
+        a.device_free = free_device;
+        assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
+        uint64_t c = 0, fc = 0;
+        assert_int_equal(hm_gpu_start_table(t, false, e, 2, &c, &plan), HARMONIA_OK);
+        assert_int_equal(hm_gpu_start_table(t, true, e, 2, &fc, &plan), HARMONIA_OK);
+        assert_int_equal(c, refuse_coarse ? 0 : count); /* the copy made again through the allocator */
+        assert_int_equal(fc, 0);
+        check_lookups(t, 64, q, n, 0, 0, 4096, 1, 0);
+        check_lower_bounds(t, 64, q, n, 0, 0, 4096, 1);
+        check_lookups(t, 64, q, n_large, 0, 0, 4096, 1, 0);
+    }
     free(q);
     harmonia_free(t);
     tu_model_free(&m);
@@ -738,22 +780,34 @@ static void test_start_table(void **state)
                 tu_model_make(&m, bits, sizes[si], (tu_dist)dist, &rng);
                 const uint32_t fanout = si % 2 ? HARMONIA_DEFAULT_FANOUT(bits) : 8, leaf = si % 2 ? 16 : 32;
                 harmonia_tree *t = build(&m, fanout, leaf, &rng);
-                const double depth = check_start_table(t, &rng);
+                double fine_depth = 0;
+                const double depth = check_start_table(t, &rng, &fine_depth);
                 /* uniform keys: buckets of half a leaf, at most 2^16 of them; a descent starts at most
-                 * ~two levels above the leaves (up to 2^16 leaves: at its leaf, mostly) */
+                 * ~two levels above the leaves (up to 2^16 leaves: at its leaf, mostly); the fine
+                 * table's (2^18 buckets here), at its leaf mostly */
                 if (dist == TU_UNIFORM && t->kr.n_leaves >= 4 && t->kr.n_leaves <= (1u << 15))
                     assert_true(depth < 0.5);
-                if (dist == TU_UNIFORM && t->kr.n_leaves > (1u << 15))
+                if (dist == TU_UNIFORM && t->kr.n_leaves > (1u << 15)) {
                     assert_true(depth < 2.5);
+                    assert_true(fine_depth < 0.5);
+                }
                 uint64_t n = 30000;
                 void *q = make_queries(&m, n, &rng);
                 tu_set(q, bits, 0, 0);
                 tu_set(q, bits, 1, tu_mask(bits));
-                check_lookups(t, bits, q, n, 0, 0, 4096, 1, 0);
+                check_lookups(t, bits, q, n, 0, 0, 4096, 1, 0); /* (small batches: the fine table, if any) */
                 check_lower_bounds(t, bits, q, n, 0, 0, 4096, 0);
+                if (fine_depth > 0 || t->kr.n_leaves > (1u << 15)) { /* a batch that takes the coarse table */
+                    const uint64_t nb = NTG_START_FINE_BATCH;
+                    void *qb = make_queries(&m, nb, &rng);
+                    tu_set(qb, bits, nb - 1, tu_mask(bits));
+                    check_lookups(t, bits, qb, nb, 0, 0, 4096, 1, 0);
+                    check_lower_bounds(t, bits, qb, nb, 0, 0, 4096, 1);
+                    free(qb);
+                }
                 if (m.n >= 17 * 16) { /* in place: separators below their leaves' first keys */
                     delete_every_17th(t, &m);
-                    check_start_table(t, &rng);
+                    check_start_table(t, &rng, NULL);
                     free(q);
                     q = make_queries(&m, n, &rng);
                     check_lookups(t, bits, q, n, 0, 0, 4096, 1, 0);
@@ -771,7 +825,7 @@ static void test_start_table(void **state)
                     harmonia_update_stats st;
                     if (harmonia_update(t, NULL, kinds, keys, values, ni, &st) != HARMONIA_OK)
                         fail_msg("update: %s", harmonia_last_error(t));
-                    check_start_table(t, &rng);
+                    check_start_table(t, &rng, NULL);
                     check_lookups(t, bits, keys, ni, 0, 0, 4096, 1, 0);
                     check_lower_bounds(t, bits, keys, ni, 0, 0, 4096, 0);
                     free(kinds);
