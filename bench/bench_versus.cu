@@ -369,11 +369,12 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
         measure(R, T, B, "harmonia_explicit", "backend GPU, memory device (informational)", "query",
                 [&] { note_error(harmonia_lookup(T.tree, &qc, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL, false);
     }
-    /* batches timed in rounds: the explicit call at each G the tree's fanout allows, beside the
-     * default's choice (ntg_policy.h), in the same rounds (informational) */
+    /* batches of up to 2^18 queries: the explicit call at each G the tree's fanout allows, beside
+     * the default's choice (ntg_policy.h; in the same rounds where they are timed in rounds),
+     * informational */
     harmonia_query_config qg[4];
     harmonia_tree_info info;
-    if (B.rounds && harmonia_info(T.tree, &info) == HARMONIA_OK)
+    if (nq <= (1u << 18) && harmonia_info(T.tree, &info) == HARMONIA_OK)
         for (uint32_t i = 0, g = 4; i < 4 && g <= info.fanout && g <= 32; i++, g *= 2) {
             qg[i] = qc;
             qg[i].group_size = g;

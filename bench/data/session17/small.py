@@ -17,7 +17,7 @@ for path in sys.argv[1:]:
     for line in open(path, errors="replace"):
         if line.startswith("## "):
             m = re.match(r"## (batch 2\^(\d+) [^:]*):", line)
-            name = m.group(1) if m and int(m.group(2)) <= 16 else None
+            name = m.group(1) if m and int(m.group(2)) <= 18 else None
             continue
         m = re.match(r"\s+(\S+)\s+(.*?)\s+(query|sorted)\s+([\d.]+) ms", line)
         if m and name:
