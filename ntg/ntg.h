@@ -40,7 +40,9 @@ typedef struct ntg_view {
     uint32_t key_bits, fanout, leaf_size, height;
     bool max_key_present;
     ps_level levels[NTG_MAX_LEVELS]; /* levels[l]: internal level l's closed form (l < height - 1) */
-    const struct ntg_start_entry *start; /* the start table (below; device), or NULL: from the root */
+    const struct ntg_start_entry *start; /* a start table (below; device), or NULL: from the root. The
+                                          * engine keeps two a version (ntg_policy.h) and puts in the
+                                          * view of each launch the one its descents want */
     psa_plan start_plan;        /* its buckets (psa_bucket) */
 } ntg_view;
 
