@@ -485,7 +485,7 @@ static bool build_start(hm_gpu *g, const kr_tree *t, unsigned bits, ntg_start_en
  * version: queued on the copy's stream after the calls in flight (which may read the last
  * version's), announced to the calls that follow, and then in the view (the coarse) and in
  * start_fine. A tree of one level or no keys has none, a tree of at most 2^(NTG_START_MAX_BITS - 1)
- * leaves no fine one (the coarse one is as fine); a table without the memory for it (1 and 16 MiB
+ * leaves no fine one (the coarse one is as fine); a table without the memory for it (1 and 8 MiB
  * at most) or whose launch fails is left out, and its descents start from the other or the root. */
 static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
 {
