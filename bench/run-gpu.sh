@@ -67,10 +67,17 @@ if want tests; then
             printf '%-18s %-8s %4d s\n' "$name" "$([ $rc -eq 0 ] && echo OK || { [ $rc -eq 77 ] && echo SKIP || echo "FAIL($rc)"; })" $((SECONDS - t0))
             [ $rc -eq 0 ] || tail -30 "$tmp/$name.out"
         }
+        # (tests.list: name, timeout, parallel, command...). The tests that must have the GPU to
+        # themselves (meson's is_parallel: false; test_gpu_build takes all but 48 MB of its memory)
+        # first, one by one; then the GPU test in the background beside the others.
         {
             while IFS=$'\t' read -r -a t; do
-                [ "${t[0]}" = gpu ] && { run_test "${t[@]}" > "$tmp/gpu.res" & continue; }
-                run_test "${t[@]}"
+                [ "${t[2]}" = 0 ] && run_test "${t[0]}" "${t[1]}" "${t[@]:3}"
+            done < "$BUILD/tests.list"
+            while IFS=$'\t' read -r -a t; do
+                [ "${t[2]}" = 0 ] && continue
+                [ "${t[0]}" = gpu ] && { run_test "${t[0]}" "${t[1]}" "${t[@]:3}" > "$tmp/gpu.res" & continue; }
+                run_test "${t[0]}" "${t[1]}" "${t[@]:3}"
             done < "$BUILD/tests.list"
             wait
             cat "$tmp/gpu.res" 2>/dev/null

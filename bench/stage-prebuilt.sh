@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # stage-prebuilt.sh — builds the sm_90 binaries on the development machine (no GPU needed) and copies
 # the ones the GPU machine runs (tests, benchmarks, the CLI) into .device-bin/, with the test list
-# (tests.list: name, timeout, command relative to the build folder, from `meson introspect`), so a
+# (tests.list: name, timeout, 1 if it may run beside others (meson's is_parallel) else 0, command
+# relative to the build folder, from `meson introspect`), so a
 # device call spends its time running rather than compiling. The CUDA runtime is linked
 # dynamically (meson 1.0's CUDA dependency adds -lcudart): the GPU machine's toolkit provides
 # libcudart.so.13; cmocka and xxHash come from .device-deps (setup.sh puts them on LD_LIBRARY_PATH).
@@ -37,7 +38,7 @@ for t in json.load(sys.stdin):
     if any((p.startswith(source) and not (p + "/").startswith(build)) or p + "/" == source for p in paths):
         continue
     cmd = [a[len(build):] if a.startswith(build) else a for a in t["cmd"]]
-    print("\t".join([t["name"], str(t.get("timeout") or 300)] + cmd))
+    print("\t".join([t["name"], str(t.get("timeout") or 300), "1" if t.get("is_parallel", True) else "0"] + cmd))
 ' "$B" "$PWD" > .device-bin/tests.list
 dirty=$([ -n "$(git status --porcelain | grep -v '^?? \.device' | head -1)" ] && echo ' (with uncommitted changes)' || true)
 echo "$(git rev-parse --short HEAD)$dirty, built $(date -u +%Y-%m-%dT%H:%MZ) for sm_90" > .device-bin/.prebuilt

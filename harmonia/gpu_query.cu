@@ -176,8 +176,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
 static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const psa_scratch *scratch,
                               void *const *d_in, void *const *d_out, uint32_t n, uint64_t position_base)
 {
-    /* the descents of sorted queries and of small windows start from the fine start table, the
-     * others from the view's coarse one (ntg_policy.h) */
+    /* the descents of sorted queries (PSA's sort path) and of small windows searched without PSA
+     * start from the fine start table, the others from the view's coarse one (ntg_policy.h) */
     ntg_view fine;
     const ntg_view *v = &g->view;
     if (g->start_fine && ((c->psa && c->psa_sort) || (!c->psa && n < NTG_START_FINE_BATCH))) {

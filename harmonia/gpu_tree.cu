@@ -447,20 +447,24 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     g->start_done = false;
 }
 
-/* One start table of 2^bits buckets in *table (grown as needed, kept across versions); false when
+/* The plan of a start table of at most 2^bits buckets of the copy's version (fewer where the keys'
+ * span is narrower: psa_make_plan). */
+static psa_plan start_plan_of(const hm_gpu *g, const kr_tree *t, unsigned bits)
+{
+    return psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves, t->leaf_size * (t->key_bits / 8), bits);
+}
+
+/* One start table of plan's buckets in *table (grown as needed, kept across versions); false when
  * there is none this version: no memory for it, or its launch failed (no error: it only saves time;
  * an error that breaks the context fails the call's next CUDA step). */
 static_assert(NTG_START_FINE_MAX_BITS <= PSA_MAX_BITS && NTG_START_MAX_BITS < NTG_START_FINE_MAX_BITS,
               "a start table's buckets are a psa_plan's (at most PSA_MAX_BITS bits)");
 
-static bool build_start(hm_gpu *g, const kr_tree *t, unsigned bits, ntg_start_entry **table, uint64_t *table_bytes,
-                        psa_plan *plan_out)
+static bool build_start(hm_gpu *g, const psa_plan *plan, ntg_start_entry **table, uint64_t *table_bytes)
 {
-    const psa_plan plan = psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves,
-                                        t->leaf_size * (t->key_bits / 8), bits);
-    if (plan.bits == 0) /* one key value: nothing to tell apart */
+    if (plan->bits == 0) /* one key value: nothing to tell apart */
         return false;
-    const uint64_t bytes = ((uint64_t)1 << plan.bits) * sizeof(ntg_start_entry);
+    const uint64_t bytes = ((uint64_t)1 << plan->bits) * sizeof(ntg_start_entry);
     if (bytes > *table_bytes) {
         hm_gpu_free(g, *table, *table_bytes); /* after its readers */
         *table = NULL;
@@ -472,21 +476,21 @@ static bool build_start(hm_gpu *g, const kr_tree *t, unsigned bits, ntg_start_en
         }
         *table_bytes = bytes;
     }
-    cudaError_t e = ntg_build_start_table(&g->view, &plan, *table, g->stream);
+    cudaError_t e = ntg_build_start_table(&g->view, plan, *table, g->stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return false;
     }
-    *plan_out = plan;
     return true;
 }
 
 /* The start tables of the copy's version (ntg.h; the coarse and the fine, ntg_policy.h), once a
  * version: queued on the copy's stream after the calls in flight (which may read the last
  * version's), announced to the calls that follow, and then in the view (the coarse) and in
- * start_fine. A tree of one level or no keys has none, a tree of at most 2^(NTG_START_MAX_BITS - 1)
- * leaves no fine one (the coarse one is as fine); a table without the memory for it (1 and 8 MiB
- * at most) or whose launch fails is left out, and its descents start from the other or the root. */
+ * start_fine. A tree of one level or no keys has none; a tree of at most 2^(NTG_START_MAX_BITS - 1)
+ * leaves, or whose keys' span is too narrow for more buckets, no fine one (the coarse one is as
+ * fine); a table without the memory for it (1 and 8 MiB at most) or whose launch fails is left out,
+ * and its descents start from the other or the root. */
 static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
 {
     if (g->start_done)
@@ -495,12 +499,12 @@ static harmonia_status prepare_start(harmonia_tree *tree, hm_gpu *g)
     const kr_tree *t = &tree->kr;
     if (t->n_keys == 0 || t->height < 2 || t->height > NTG_MAX_LEVELS)
         return HARMONIA_OK;
-    const unsigned bits = ntg_start_bits(t->n_leaves, NTG_START_MAX_BITS),
-                   fine_bits = ntg_start_bits(t->n_leaves, NTG_START_FINE_MAX_BITS);
+    /* the plans, not the bits asked for, decide: a narrow span caps both (psa_make_plan) */
+    const psa_plan plan = start_plan_of(g, t, ntg_start_bits(t->n_leaves, NTG_START_MAX_BITS)),
+                   fine_plan = start_plan_of(g, t, ntg_start_bits(t->n_leaves, NTG_START_FINE_MAX_BITS));
     hm_gpu_order_after_calls(g);
-    psa_plan plan, fine_plan;
-    const bool coarse = build_start(g, t, bits, &g->d_start, &g->start_bytes, &plan);
-    const bool fine = fine_bits > bits && build_start(g, t, fine_bits, &g->d_start_fine, &g->start_fine_bytes, &fine_plan);
+    const bool coarse = build_start(g, &plan, &g->d_start, &g->start_bytes);
+    const bool fine = fine_plan.bits > plan.bits && build_start(g, &fine_plan, &g->d_start_fine, &g->start_fine_bytes);
     if ((coarse || fine) && hm_gpu_announce(g) != cudaSuccess) {
         cudaGetLastError();
         return HARMONIA_OK;

@@ -75,9 +75,9 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
  *   keys 2^16 buckets of 64 leaves (two levels above the leaves);
  * - the fine one, at most 2^NTG_START_FINE_MAX_BITS buckets (8 MiB; the most a psa_plan has,
  *   PSA_MAX_BITS), for the descents of sorted queries (PSA's sort path: neighbouring queries read
- *   neighbouring entries) and of windows of fewer than NTG_START_FINE_BATCH queries (latency-bound:
- *   each level skipped is a round trip): 2^26 64-bit keys get 2^19 buckets of 8 leaves, 2^28 32-bit
- *   keys 2^19 of 32 leaves (both one level above the leaves).
+ *   neighbouring entries) and of windows of fewer than NTG_START_FINE_BATCH queries searched
+ *   without PSA (latency-bound: each level skipped is a round trip): 2^26 64-bit keys get 2^19
+ *   buckets of 8 leaves, 2^28 32-bit keys 2^19 of 32 leaves (both one level above the leaves).
  * Measured on the H100 (bench/NOTES.md, "Session 17"): the fine table alone took 7-9 % off the
  * 2^22-query unsorted batches (its 8 MiB of scattered loads against the L2) and added 4-8 % to the
  * sorted descents; hence two. */

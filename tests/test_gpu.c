@@ -626,14 +626,22 @@ static double check_start_entries(harmonia_tree *t, bool fine, uint64_t *rng, ui
     psa_plan plan;
     assert_int_equal(hm_gpu_start_table(t, fine, e, capacity, &count, &plan), HARMONIA_OK);
     *count_out = count;
-    /* the coarse table: every tree of two levels and more; the fine one: trees of more leaves than
-     * the coarse one's buckets tell apart */
-    const uint64_t want = kr->height < 2 || kr->n_keys < 2 ? 0
-                          : !fine ? 1ull << ntg_start_bits(kr->n_leaves, NTG_START_MAX_BITS)
-                          : ntg_start_bits(kr->n_leaves, NTG_START_FINE_MAX_BITS) >
-                                    ntg_start_bits(kr->n_leaves, NTG_START_MAX_BITS)
-                              ? 1ull << ntg_start_bits(kr->n_leaves, NTG_START_FINE_MAX_BITS)
-                              : 0;
+    /* the coarse table: every tree of two levels and more (bits as the policy and the keys' span
+     * allow: psa_make_plan); the fine one: where its plan has more buckets than the coarse one's */
+    uint64_t want = 0;
+    if (kr->height >= 2 && kr->n_keys >= 2) {
+        harmonia_tree_info info;
+        assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+        const uint32_t leaf_bytes = kr->leaf_size * (kr->key_bits / 8);
+        const psa_plan coarse = psa_make_plan(info.min_key, info.max_key, kr->n_leaves, leaf_bytes,
+                                              ntg_start_bits(kr->n_leaves, NTG_START_MAX_BITS)),
+                       finer = psa_make_plan(info.min_key, info.max_key, kr->n_leaves, leaf_bytes,
+                                             ntg_start_bits(kr->n_leaves, NTG_START_FINE_MAX_BITS));
+        if (!fine && coarse.bits > 0)
+            want = 1ull << coarse.bits;
+        if (fine && finer.bits > coarse.bits)
+            want = 1ull << finer.bits;
+    }
     if (want == 0 || count == 0) {
         assert_int_equal(count, want); /* nothing to skip, or a fine table no finer */
         free(e);
@@ -693,7 +701,8 @@ static double check_start_table(harmonia_tree *t, uint64_t *rng, double *fine_de
 }
 
 /* A device allocator that refuses allocations of the sizes in the zero-terminated list *context
- * and serves the rest. */
+ * and serves the rest. (By size only: the calls made with it below allocate nothing else of those
+ * sizes — device arrays, no PSA, so no lanes or scratch.) */
 static void *refuse_size(void *context, size_t bytes, void *stream)
 {
     (void)stream;
@@ -730,18 +739,23 @@ static void check_without_start_table(uint64_t *rng)
     assert_int_equal(hm_gpu_start_table(t, true, e, 2, &fine_count, &plan), HARMONIA_OK);
     assert_int_equal(count, 1u << 16); /* with the library's allocator: both tables */
     assert_int_equal(fine_count, 1u << 17);
+    check_start_table(t, rng, NULL); /* (also under the sanitizers: a fine table checked entry by entry) */
     const uint64_t n = 30000, n_large = 1u << 17;
     void *q = make_queries(&m, n_large, rng);
     tu_set(q, 64, 0, 0);
     tu_set(q, 64, 1, tu_mask(64));
-    /* (an allocator of another context each time: harmonia_set_device makes the copy again only
-     * for a different placement) */
-    size_t refused[2][3] = {{fine_count * sizeof(ntg_start_entry), 0, 0},
-                            {fine_count * sizeof(ntg_start_entry), count * sizeof(ntg_start_entry), 0}};
-    for (int refuse_coarse = 0; refuse_coarse < 2; refuse_coarse++) {
+    check_lookups(t, 64, q, n, 0, 0, 4096, 1, 0); /* both tables: the fine one's descents */
+    check_lower_bounds(t, 64, q, n, 0, 0, 4096, 1);
+    /* refused: the fine table; the coarse one (the fine one then serves the small batches alone);
+     * both. An allocator of another context each time: harmonia_set_device makes the copy again
+     * only for a different placement. */
+    const size_t fine_bytes = fine_count * sizeof(ntg_start_entry), coarse_bytes = count * sizeof(ntg_start_entry);
+    size_t refused[3][3] = {{fine_bytes, 0, 0}, {coarse_bytes, 0, 0}, {fine_bytes, coarse_bytes, 0}};
+    for (int r = 0; r < 3; r++) {
+        const bool refuse_fine = r != 1, refuse_coarse = r != 0;
         harmonia_allocator a;
         harmonia_allocator_init(&a);
-        a.context = refused[refuse_coarse];
+        a.context = refused[r];
         a.device_alloc = refuse_size;
         a.device_free = free_device;
         assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
@@ -749,7 +763,7 @@ static void check_without_start_table(uint64_t *rng)
         assert_int_equal(hm_gpu_start_table(t, false, e, 2, &c, &plan), HARMONIA_OK);
         assert_int_equal(hm_gpu_start_table(t, true, e, 2, &fc, &plan), HARMONIA_OK);
         assert_int_equal(c, refuse_coarse ? 0 : count); /* the copy made again through the allocator */
-        assert_int_equal(fc, 0);
+        assert_int_equal(fc, refuse_fine ? 0 : fine_count);
         check_lookups(t, 64, q, n, 0, 0, 4096, 1, 0);
         check_lower_bounds(t, 64, q, n, 0, 0, 4096, 1);
         check_lookups(t, 64, q, n_large, 0, 0, 4096, 1, 0);
@@ -797,7 +811,7 @@ static void test_start_table(void **state)
                 tu_set(q, bits, 1, tu_mask(bits));
                 check_lookups(t, bits, q, n, 0, 0, 4096, 1, 0); /* (small batches: the fine table, if any) */
                 check_lower_bounds(t, bits, q, n, 0, 0, 4096, 0);
-                if (fine_depth > 0 || t->kr.n_leaves > (1u << 15)) { /* a batch that takes the coarse table */
+                if (t->kr.n_leaves > (1u << 15)) { /* a batch that takes the coarse table */
                     const uint64_t nb = NTG_START_FINE_BATCH;
                     void *qb = make_queries(&m, nb, &rng);
                     tu_set(qb, bits, nb - 1, tu_mask(bits));
