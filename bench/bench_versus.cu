@@ -14,7 +14,7 @@
  * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Batches of
  * up to ROUNDS_MAX queries are timed in rounds, every method once a round in a rotating order: at
  * the launch floor the GPU's and the host's state drift by more over a block of runs than the
- * methods differ (bench/NOTES.md, "Small batches timed in rounds").
+ * methods differ (bench/NOTES.md, "Session 17").
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
  * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--out-dir DIR]
@@ -159,7 +159,6 @@ void free_tree(tree_ctx &T)
     T.d_keys = T.d_values = T.h_keys = T.h_values = NULL;
 }
 
-/* A workload: a query set over a tree. */
 /* A method verified and waiting for its timing in rounds (batches of up to ROUNDS_MAX queries). */
 struct pending_method {
     std::string method, config;
@@ -171,6 +170,7 @@ struct pending_method {
     const uint32_t *pos32;
 };
 
+/* A workload: a query set over a tree. */
 struct batch_ctx {
     std::string name;
     query_spec qs;
@@ -270,11 +270,14 @@ void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
     const size_t m = B.pending.size();
     if (m == 0)
         return;
-    for (pending_method &p : B.pending) {
+    auto call = [](const pending_method &p) { /* one whole call, as measure() times it */
         p.launch();
         CK(cudaGetLastError());
-    }
-    CK(cudaDeviceSynchronize());
+        if (!p.synchronous)
+            CK(cudaStreamSynchronize(0));
+    };
+    for (const pending_method &p : B.pending)
+        call(p);
     cudaEvent_t start, stop;
     CK(cudaEventCreate(&start));
     CK(cudaEventCreate(&stop));
@@ -282,21 +285,15 @@ void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
     const uint32_t runs = runs_for(R, B.nq);
     for (uint32_t r = 0; r < runs; r++)
         for (size_t j = 0; j < m; j++) {
-            pending_method &p = B.pending[(j + r) % m];
-            p.launch(); /* untimed: its own caches and TLB warm again, whatever ran before */
-            CK(cudaGetLastError());
-            if (!p.synchronous)
-                CK(cudaStreamSynchronize(0));
+            const size_t k = (j + r) % m;
+            call(B.pending[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
             CK(cudaEventRecord(start, 0));
-            p.launch();
-            CK(cudaGetLastError());
-            if (!p.synchronous)
-                CK(cudaStreamSynchronize(0));
+            call(B.pending[k]);
             CK(cudaEventRecord(stop, 0));
             CK(cudaEventSynchronize(stop));
             float t = 0;
             CK(cudaEventElapsedTime(&t, start, stop));
-            ms[(j + r) % m].push_back(t);
+            ms[k].push_back(t);
         }
     CK(cudaEventDestroy(start));
     CK(cudaEventDestroy(stop));
@@ -304,8 +301,7 @@ void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
         pending_method &p = B.pending[k];
         /* verified again after its timed runs (a fault of repeated calls would show here) */
         poison(T, B);
-        p.launch();
-        CK(cudaGetLastError());
+        call(p);
         CK(cudaDeviceSynchronize());
         const check_result again = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, p.pos64, p.pos32);
         if (!again.ok)

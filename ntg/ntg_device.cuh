@@ -225,7 +225,8 @@ template <typename CUT> struct ntg_children_cut {
 };
 
 /* Where the descent of q begins: the start table's node and level for q's bucket (ntg.h), or the
- * root without a table. One 16-byte load (the table: ≤ 1 MiB, L2-resident), a uniform branch. */
+ * root without a table. One 16-byte load (the view's table: the coarse one of ≤ 1 MiB, L2-resident,
+ * or the fine one of ≤ 8 MiB; ntg_policy.h), a uniform branch. */
 template <typename K>
 __device__ __forceinline__ uint32_t start_of(const ntg_view &v, K q, uint32_t *level)
 {
