@@ -18,23 +18,6 @@ template <> __device__ __forceinline__ uint32_t max_key_of<uint32_t>() { return 
 template <> __device__ __forceinline__ uint64_t max_key_of<uint64_t>() { return UINT64_MAX; }
 
 /* ------------------------------------------------------------------------------------------------
- * How a load of the tree treats the caches. The internal levels are read by every descent; a leaf
- * and its value line by the few queries that land there. NTG_LOAD_STREAM loads evict-first
- * (ld.global.cs: likely read once) so that a batch's leaves and values, which a tree larger than
- * the L2 gives no reuse, do not push the internal levels out of it; NTG_LOAD_KEEP is the plain
- * read-only path (ld.global.nc). Which loads stream is the policy's (ntg_policy.h,
- * NTG_STREAM_LEAVES). Nothing here changes a result.
- * ---------------------------------------------------------------------------------------------- */
-enum { NTG_LOAD_KEEP = 0, NTG_LOAD_STREAM = 1 };
-template <int LOAD, typename T> __device__ __forceinline__ T ntg_load(const T *p)
-{
-    if constexpr (LOAD == NTG_LOAD_STREAM)
-        return __ldcs(p);
-    else
-        return __ldg(p);
-}
-
-/* ------------------------------------------------------------------------------------------------
  * Group search in one node (warp scope).
  * The G threads of a group split the node's `slots` sorted keys into chunks of per = slots / G
  * (at least 1; with slots < G the extra threads hold empty chunks). Each thread counts the keys of
@@ -42,7 +25,7 @@ template <int LOAD, typename T> __device__ __forceinline__ T ntg_load(const T *p
  * sorted, so the full chunks form a prefix: one ballot counts them (f), and one shuffle fetches the
  * count of chunk f, the only partial one. No early exit.
  * ---------------------------------------------------------------------------------------------- */
-template <typename K, bool STRICT, int LOAD = NTG_LOAD_KEEP>
+template <typename K, bool STRICT>
 __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K q)
 {
     uint32_t count = 0;
@@ -50,7 +33,7 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
         const uint4 *vec = reinterpret_cast<const uint4 *>(chunk);
         const uint32_t n_vec = per * (uint32_t)sizeof(K) / 16;
         for (uint32_t v = 0; v < n_vec; v++) {
-            uint4 raw = ntg_load<LOAD>(vec + v);
+            uint4 raw = __ldg(vec + v);
             K part[16 / sizeof(K)];
             memcpy(part, &raw, 16);
 #pragma unroll
@@ -59,7 +42,7 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
         }
     } else {
         for (uint32_t k = 0; k < per; k++) {
-            K key = ntg_load<LOAD>(chunk + k);
+            K key = __ldg(chunk + k);
             count += STRICT ? (key < q) : (key <= q);
         }
     }
@@ -77,7 +60,7 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
 #define NTG_BALLOT_COUNT_MAX 4
 #endif
 
-template <typename K, int PER, int LOAD = NTG_LOAD_KEEP>
+template <typename K, int PER>
 __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
 {
     if constexpr (PER * sizeof(K) % 16 == 0) {
@@ -85,17 +68,17 @@ __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
         uint4 raw[PER / per_vec];
 #pragma unroll
         for (int v = 0; v < PER / per_vec; v++)
-            raw[v] = ntg_load<LOAD>(reinterpret_cast<const uint4 *>(chunk) + v);
+            raw[v] = __ldg(reinterpret_cast<const uint4 *>(chunk) + v);
 #pragma unroll
         for (int v = 0; v < PER / per_vec; v++)
             memcpy(part + v * per_vec, &raw[v], 16);
     } else if constexpr (PER * sizeof(K) == 8) {
-        const uint2 raw = ntg_load<LOAD>(reinterpret_cast<const uint2 *>(chunk));
+        const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(chunk));
         memcpy(part, &raw, 8);
     } else {
 #pragma unroll
         for (int k = 0; k < PER; k++)
-            part[k] = ntg_load<LOAD>(chunk + k);
+            part[k] = __ldg(chunk + k);
     }
 }
 
@@ -136,7 +119,7 @@ template <int G, int SLOTS> struct fixed_split {
     static_assert(SLOTS % chunks == 0, "slots split evenly");
 };
 
-template <typename K, int G, int SLOTS, bool STRICT, int LOAD = NTG_LOAD_KEEP>
+template <typename K, int G, int SLOTS, bool STRICT>
 __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
                                                       uint32_t group_shift, bool active = true)
 {
@@ -144,7 +127,7 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
     const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
     K part[PER] = {};
     if (has_chunk)
-        load_chunk<K, PER, LOAD>(node + lane_in_group * PER, part);
+        load_chunk<K, PER>(node + lane_in_group * PER, part);
     return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
 }
 
@@ -153,7 +136,7 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
  * trip after the slot is known — for latency-bound batches; it reads the leaf's whole value line
  * where the two-step search reads one sector. The key and the value at the slot come from the lane
  * holding them (one shuffle each). Group-uniform results. */
-template <typename K, int G, int L, int LOAD = NTG_LOAD_KEEP>
+template <typename K, int G, int L>
 __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *leaf_values, K q, uint32_t lane_in_group,
                                                   uint32_t group_shift, bool max_key_present, bool *found, K *value)
 {
@@ -161,8 +144,8 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
     const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
     K keys[PER] = {}, vals[PER] = {};
     if (has_chunk) {
-        load_chunk<K, PER, LOAD>(leaf_keys + lane_in_group * PER, keys);
-        load_chunk<K, PER, LOAD>(leaf_values + lane_in_group * PER, vals);
+        load_chunk<K, PER>(leaf_keys + lane_in_group * PER, keys);
+        load_chunk<K, PER>(leaf_values + lane_in_group * PER, vals);
     }
     const uint32_t slot = count_held<K, G, PER, true>(keys, has_chunk, q, group_shift);
     const uint32_t owner = slot < (uint32_t)L ? slot / PER : 0, element = slot % PER;
@@ -186,20 +169,20 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
  * where they were measured"). SLOTS: the node's slot count when known at compile time (0: read
  * `slots`); the fixed shape needs WARP_UNIFORM. active false (group-uniform): the group takes part
  * in the warp's ballots and reads nothing; its count is meaningless. */
-template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0, int LOAD = NTG_LOAD_KEEP>
+template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
                                                 uint32_t lane_in_group, uint32_t group_shift, bool active = true)
 {
     if constexpr (SLOTS != 0) {
         static_assert(WARP_UNIFORM, "the fixed shape's ballots name the whole warp");
-        return group_count_fixed<K, G, SLOTS, STRICT, LOAD>(node, q, lane_in_group, group_shift, active);
+        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active);
     }
     if (G == 1)
-        return active ? count_chunk<K, STRICT, LOAD>(node, slots, q) : 0u;
+        return active ? count_chunk<K, STRICT>(node, slots, q) : 0u;
     const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
     const uint32_t chunks = slots >= (uint32_t)G ? (uint32_t)G : slots;
     const bool has_chunk = lane_in_group < chunks && active;
-    uint32_t count = has_chunk ? count_chunk<K, STRICT, LOAD>(node + lane_in_group * per, per, q) : 0;
+    uint32_t count = has_chunk ? count_chunk<K, STRICT>(node + lane_in_group * per, per, q) : 0;
     const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
     const uint32_t group_mask = WARP_UNIFORM ? 0xffffffffu : group_bits << group_shift;
     const uint32_t full_mask = (__ballot_sync(group_mask, has_chunk && count == per) >> group_shift) & group_bits;

@@ -40,10 +40,6 @@ template <int F> using cut_param = typename std::conditional<F == 0, ntg_top_cut
 /* F, L: the tree's fanout and leaf size when the kernel is compiled for them (NTG_FIXED_*; the
  * node searches unrolled with constant offsets), 0 when read from the view. VALUES_WITH_LEAF (fixed
  * shape only): the leaf's values loaded beside its keys (leaf_lookup_fixed), for small batches. */
-/* How the point lookups load what only few queries of a batch read: the leaves, their values and
- * the queries themselves (ntg_policy.h, NTG_STREAM_LEAVES). */
-constexpr int NTG_LEAF_LOAD = NTG_STREAM_LEAVES ? NTG_LOAD_STREAM : NTG_LOAD_KEEP;
-
 template <typename K, int G, int F = 0, int L = 0, bool VALUES_WITH_LEAF = false>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
@@ -58,7 +54,7 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
     for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
         const uint64_t i = base + p.group_in_warp;
         const bool active = i < n;
-        const K q = ntg_load<NTG_LEAF_LOAD>(queries + (active ? i : base));
+        const K q = active ? queries[i] : queries[base];
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         const ntg_children_cut<cut_param<F>> children{cut};
         const uint64_t leaf = descend<K, G, true, decltype(children), F>(v, q, p.lane_in_group, p.group_shift, children);
@@ -68,16 +64,15 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
         uint32_t slot = 0;
         if constexpr (VALUES_WITH_LEAF) {
             static_assert(L != 0, "the fixed shape");
-            leaf_lookup_fixed<K, G, L, NTG_LEAF_LOAD>(leaf_keys, values + leaf * L, q, p.lane_in_group, p.group_shift,
-                                                      v.max_key_present, &found, &value);
+            leaf_lookup_fixed<K, G, L>(leaf_keys, values + leaf * L, q, p.lane_in_group, p.group_shift,
+                                       v.max_key_present, &found, &value);
         } else {
-            slot = group_count<K, G, true, true, L, NTG_LEAF_LOAD>(leaf_keys, leaf_size, q, p.lane_in_group,
-                                                                   p.group_shift);
+            slot = group_count<K, G, true, true, L>(leaf_keys, leaf_size, q, p.lane_in_group, p.group_shift);
         }
         if (active && p.lane_in_group == 0) {
             if constexpr (!VALUES_WITH_LEAF) {
                 found = slot < leaf_size && __ldg(leaf_keys + slot) == q && (q != max_key_of<K>() || v.max_key_present);
-                value = found ? ntg_load<NTG_LEAF_LOAD>(values + leaf * leaf_size + slot) : (K)0;
+                value = found ? __ldg(values + leaf * leaf_size + slot) : (K)0;
             }
             uint64_t out = i;
             if (positions_out)

@@ -66,14 +66,6 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
  * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 
-/* Point lookups load the leaf's keys and values evict-first (ntg_device.cuh, NTG_LOAD_STREAM): a
- * tree larger than the L2 gives a batch's leaves no reuse, and their lines would otherwise push the
- * internal levels that every descent reads (the level above the leaves is 32 MiB at 2^26 64-bit
- * keys) out of the L2 (bench/NOTES.md, "Session 18"). (The #ifndef lets an A/B build turn it off.) */
-#ifndef NTG_STREAM_LEAVES
-#define NTG_STREAM_LEAVES 1
-#endif
-
 /* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
  * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
  * a version where the tree is large enough to tell them apart:
