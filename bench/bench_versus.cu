@@ -379,10 +379,10 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
     /* batches of up to 2^18 queries: the explicit call at each G the tree's fanout allows, beside
      * the default's choice (ntg_policy.h; in the same rounds where they are timed in rounds),
      * informational */
-    harmonia_query_config qg[4];
+    harmonia_query_config qg[6];
     harmonia_tree_info info;
     if (nq <= (1u << 18) && harmonia_info(T.tree, &info) == HARMONIA_OK)
-        for (uint32_t i = 0, g = 4; i < 4 && g <= info.fanout && g <= 32; i++, g *= 2) {
+        for (uint32_t i = 0, g = 1; i < 6 && g <= info.fanout && g <= 32; i++, g *= 2) {
             qg[i] = qc;
             qg[i].group_size = g;
             const harmonia_query_config *c = &qg[i];
