@@ -451,25 +451,14 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
  * span is narrower: psa_make_plan). */
 static psa_plan start_plan_of(const hm_gpu *g, const kr_tree *t, unsigned bits)
 {
-    psa_plan p = psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves, t->leaf_size * (t->key_bits / 8),
-                               bits < PSA_MAX_BITS ? bits : PSA_MAX_BITS);
-    if (bits > PSA_MAX_BITS && p.bits == PSA_MAX_BITS) {
-        /* more buckets than PSA's passes take: the same buckets, finer (only psa_bucket and
-         * psa_bucket_start read a start table's plan) */
-        const uint32_t width = p.shift + p.bits;
-        p.bits = bits < width ? bits : width;
-        p.shift = width - p.bits;
-        p.bits1 = p.bits2 = 0;
-    }
-    return p;
+    return psa_make_plan(g->plan.key_min, g->plan.key_max, t->n_leaves, t->leaf_size * (t->key_bits / 8), bits);
 }
 
 /* One start table of plan's buckets in *table (grown as needed, kept across versions); false when
  * there is none this version: no memory for it, or its launch failed (no error: it only saves time;
  * an error that breaks the context fails the call's next CUDA step). */
-static_assert(NTG_START_MAX_BITS <= PSA_MAX_BITS && NTG_START_MAX_BITS < NTG_START_FINE_MAX_BITS &&
-                  NTG_START_FINE_MAX_BITS < 32,
-              "a start table's buckets are a psa_plan's; a bucket number fits 32 bits");
+static_assert(NTG_START_FINE_MAX_BITS <= PSA_MAX_BITS && NTG_START_MAX_BITS < NTG_START_FINE_MAX_BITS,
+              "a start table's buckets are a psa_plan's (at most PSA_MAX_BITS bits)");
 
 static bool build_start(hm_gpu *g, const psa_plan *plan, ntg_start_entry **table, uint64_t *table_bytes)
 {

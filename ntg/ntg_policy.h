@@ -82,12 +82,8 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
  * 2^22-query unsorted batches (its 8 MiB of scattered loads against the L2) and added 4-8 % to the
  * sorted descents; hence two. */
 #define NTG_START_MAX_BITS 16u
-#ifndef NTG_START_FINE_MAX_BITS /* (the #ifndef lets an A/B build change them) */
 #define NTG_START_FINE_MAX_BITS 19u
-#endif
-#ifndef NTG_START_FINE_BATCH
 #define NTG_START_FINE_BATCH (1u << 16)
-#endif
 static inline unsigned ntg_start_bits(unsigned long long n_leaves, unsigned max_bits)
 {
     unsigned bits = 1;
