@@ -639,7 +639,7 @@ int main(int argc, char **argv)
             for (query_dist d : {QUERIES_ZIPF, QUERIES_CLUSTERED, QUERIES_OUTSIDE})
                 run_batch(R, T, strf("queries %s %s", query_dist_name(d), tn.c_str()), d, 1.0, nq, false);
         if (wanted(R.o, "batch"))
-            for (uint32_t b : {10u, 14u, 18u, 22u, 24u, 30u}) {
+            for (uint32_t b : {10u, 14u, 16u, 18u, 20u, 22u, 23u, 24u, 26u, 30u}) {
                 if (s.bits == 32 && b == 30)
                     continue;
                 run_batch(R, T, strf("batch 2^%u %s", b, tn.c_str()), QUERIES_UNIFORM, 1.0, 1ull << b, false);

@@ -97,10 +97,12 @@ __global__ void bsearch_kernel(const K *__restrict__ keys, const K *__restrict__
     }
 }
 
-template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
+template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, double per_leaf = 0)
 {
     const unsigned bits = sizeof(K) * 8;
-    const uint64_t n = 1ull << keys_log2, nq = 1ull << q_log2;
+    const uint64_t n = 1ull << keys_log2;
+    /* per_leaf > 0: that many queries a full leaf (16 keys) instead of 2^q_log2 */
+    const uint64_t nq = per_leaf > 0 ? (uint64_t)(per_leaf * (double)(n / 16)) : 1ull << q_log2;
     std::vector<K> keys(n), values(n), q(nq);
     for (uint64_t i = 0; i < n; i++)
         keys[i] = bits == 64 ? (K)util_mix64(i + 1) : (K)(16 * i + (util_mix64(i) & 15));
@@ -145,8 +147,8 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
     CK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, d_q, d_sq, d_pos, d_spos, (int64_t)nq, 0, (int)bits));
     void *d_temp;
     CK(cudaMalloc(&d_temp, temp_bytes));
-    printf("%u-bit 2^%u keys (%llu), 2^%u queries (%.2f a leaf), span %d bits, fanout %u\n", bits, keys_log2,
-           (unsigned long long)nk, q_log2, (double)nq / view->n_leaves, span_bits, view->fanout);
+    printf("%u-bit 2^%u keys (%llu), %llu queries (%.2f a leaf), span %d bits, fanout %u\n", bits, keys_log2,
+           (unsigned long long)nk, (unsigned long long)nq, (double)nq / view->n_leaves, span_bits, view->fanout);
     int ok = 1;
     /* results in sorted order with positions: the sort's (u32) or the library's (u64) */
     auto check = [&](const char *name, float ms, bool pos64) {
@@ -354,6 +356,15 @@ int main(int argc, char **argv)
         rc |= run_case<uint64_t>(26, 24);
         rc |= run_case<uint64_t>(26, 23);
         rc |= run_case<uint32_t>(28, 25);
+        printf(rc ? "FAILED\n" : "OK\n");
+        return rc;
+    }
+    if (argc > 1 && !strcmp(argv[1], "dense2")) { /* between 2 and 4 a leaf */
+        g_dense = true;
+        for (double per : {2.5, 3.0}) {
+            rc |= run_case<uint64_t>(26, 0, per);
+            rc |= run_case<uint32_t>(28, 0, per);
+        }
         printf(rc ? "FAILED\n" : "OK\n");
         return rc;
     }
