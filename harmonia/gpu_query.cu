@@ -152,7 +152,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     /* unordered lookups of large device-array windows too sparse for the partition's staged search:
      * PSA by radix sort, then the descent */
     c->psa_sort = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered && c->device_memory &&
-                  psa_sort_pays(c->window, tree->kr.n_leaves);
+                  psa_sort_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits);
     if (c->psa_sort)
         c->psa = true; /* its scratch is PSA's */
     st = choose_group_size(tree, config, c->count, point, c->psa_sort, &c->group_size);
@@ -896,7 +896,7 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
         window = PSA_MAX_WINDOW;
     /* partitioned, or (unordered lookups of device arrays) sorted: the same scratch */
     const bool sorted = kind == HARMONIA_QUERY_LOOKUP_UNORDERED && !host && config->psa < 0 &&
-                        psa_sort_pays(window, tree->kr.n_leaves);
+                        psa_sort_pays(window, tree->kr.n_leaves, tree->kr.key_bits);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
                      (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)) || sorted);
     size_t psa_bytes = 0;

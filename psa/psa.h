@@ -98,12 +98,14 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
            (window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves || (window >= PSA_LARGE_WINDOW && window >= n_leaves));
 }
 
-/* Whether a window of unordered lookups in device memory is sorted (psa_sort.cu) rather than
- * partitioned or searched in query order (the auto policy: psa_policy.h): large, and sparser than
- * the partition's staged search wants. */
-static inline bool psa_sort_pays(uint64_t window, uint64_t n_leaves)
+/* Whether a window of unordered lookups in device memory of key_bits-bit keys is sorted
+ * (psa_sort.cu) rather than partitioned or searched in query order (the auto policy: psa_policy.h):
+ * large, and sparser than the partition's staged search wants (64-bit keys: up to
+ * PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the sort's one pass beats it). */
+static inline bool psa_sort_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits)
 {
-    return window >= PSA_SORT_MIN_WINDOW && window < PSA_MIN_QUERIES_PER_LEAF * n_leaves;
+    const uint64_t halves = key_bits == 64 ? PSA_SORT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
+    return window >= PSA_SORT_MIN_WINDOW && 2 * window < halves * n_leaves;
 }
 
 /* The bucket of key q (host and device). */

@@ -114,6 +114,14 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * keys, 2^22 queries: 0.474 and 0.445, 2^24 queries (one a leaf): the partition 1.472, 16 bits and
  * G = 2 1.29. The sort_descend harness ranks them the same way at both widths. */
 #define PSA_SORT_MIN_WINDOW (1u << 21)
+/* ... and of 64-bit keys up to PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
+ * partition would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100 (bench/NOTES.md,
+ * "Session 18", sort_sweep18), sorted results over 2^26 64-bit keys, the sort path (8 bits, the
+ * descent) against the partition: 2 queries a leaf 0.662 against 0.728 ms, 2.5 a leaf 0.809 / 0.807,
+ * 3 a leaf 0.930 / 0.887, 4 a leaf 1.162 / 1.030; 32-bit keys over 2^28 (16 sort bits, two passes):
+ * 2 a leaf 1.872 / 1.889, 2.5 a leaf 2.416 / 2.195 — so 32-bit windows keep the partition from
+ * PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an integer. */
+#define PSA_SORT_MAX_HALVES_PER_LEAF_64 5
 #define PSA_SORT_BITS_64 8
 #define PSA_SORT_BITS_32 16
 #define PSA_SORT_MAX_BITS 16

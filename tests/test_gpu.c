@@ -885,7 +885,7 @@ static void test_sparse_unordered(void **state)
             const uint64_t n = (1u << 21) + 333;
             /* the window takes the sort path: the partition declines, and it is large enough */
             assert_false(psa_pays(n, t->kr.n_leaves));
-            assert_true(psa_sort_pays(n, t->kr.n_leaves));
+            assert_true(psa_sort_pays(n, t->kr.n_leaves, t->kr.key_bits));
             /* harmonia_query_workspace_bytes counts the sort's scratch for unordered lookups of device
              * arrays, and none for the same batch in query order (the descent alone) */
             harmonia_query_config wc;

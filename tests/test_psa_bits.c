@@ -82,6 +82,32 @@ static void test_plan_shape(void **state)
 /* What the search needs of the bucket function (psa.h): buckets are monotone in q; every q of
  * bucket u is >= psa_bucket_start(u) and, unless u is the last bucket, < psa_bucket_start(u + 1);
  * q <= key_min is bucket 0 and q >= key_max the last. */
+/* The auto policy's choice between the partition (psa_pays) and the sort path (psa_sort_pays) for
+ * unordered lookups, at the bounds psa_policy.h gives. */
+static void test_sort_or_partition(void **state)
+{
+    (void)state;
+    const uint64_t leaves = 1u << 22; /* 2^26 keys in leaves of 16 */
+    for (unsigned bits = 32; bits <= 64; bits += 32) {
+        /* sparse windows: the sort, from PSA_SORT_MIN_WINDOW on */
+        assert_true(psa_sort_pays(leaves, leaves, bits));
+        assert_false(psa_pays(leaves, leaves));
+        assert_false(psa_sort_pays(PSA_SORT_MIN_WINDOW - 1, leaves, bits));
+        assert_true(psa_sort_pays(PSA_SORT_MIN_WINDOW, leaves, bits));
+        /* dense windows: the partition */
+        assert_true(psa_pays(4 * leaves, leaves));
+        assert_false(psa_sort_pays(4 * leaves, leaves, bits));
+        assert_false(psa_sort_pays(3 * leaves, leaves, bits));
+    }
+    /* from 2 to 2.5 queries a leaf: the sort for 64-bit keys, the partition for 32-bit ones */
+    assert_true(psa_pays(2 * leaves, leaves));
+    assert_true(psa_sort_pays(2 * leaves, leaves, 64));
+    assert_false(psa_sort_pays(2 * leaves, leaves, 32));
+    assert_true(psa_sort_pays(5 * leaves / 2 - 1, leaves, 64));
+    assert_false(psa_sort_pays(5 * leaves / 2, leaves, 64));
+    assert_true(psa_sort_pays(2 * leaves - 1, leaves, 32));
+}
+
 static void check_bucket_order(const psa_plan *p, uint64_t q)
 {
     const uint32_t u = psa_bucket(p, q);
@@ -146,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_plan_shape),
         cmocka_unit_test(test_bucket_order),
+        cmocka_unit_test(test_sort_or_partition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
