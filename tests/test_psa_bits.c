@@ -79,9 +79,6 @@ static void test_plan_shape(void **state)
     assert_int_equal(psa_bucket(&p, UINT64_MAX), 0);
 }
 
-/* What the search needs of the bucket function (psa.h): buckets are monotone in q; every q of
- * bucket u is >= psa_bucket_start(u) and, unless u is the last bucket, < psa_bucket_start(u + 1);
- * q <= key_min is bucket 0 and q >= key_max the last. */
 /* The auto policy's choice between the partition (psa_pays) and the sort path (psa_sort_pays) for
  * unordered lookups, at the bounds psa_policy.h gives. */
 static void test_sort_or_partition(void **state)
@@ -108,6 +105,9 @@ static void test_sort_or_partition(void **state)
     assert_true(psa_sort_pays(2 * leaves - 1, leaves, 32));
 }
 
+/* What the search needs of the bucket function (psa.h): buckets are monotone in q; every q of
+ * bucket u is >= psa_bucket_start(u) and, unless u is the last bucket, < psa_bucket_start(u + 1);
+ * q <= key_min is bucket 0 and q >= key_max the last. */
 static void check_bucket_order(const psa_plan *p, uint64_t q)
 {
     const uint32_t u = psa_bucket(p, q);
