@@ -11,10 +11,11 @@
  * sample (2^20 slots or all); the program exits 1 after its tables when one differs.
  * Every method is timed as a whole call (its launches and a synchronisation), CUDA events around it,
  * median of R runs after a warm-up (batches of up to SMALL_BATCH_RUNS_MAX queries: at least
- * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Batches of
- * up to ROUNDS_MAX queries are timed in rounds, every method once a round in a rotating order: at
- * the launch floor the GPU's and the host's state drift by more over a block of runs than the
- * methods differ (bench/NOTES.md, "Session 17").
+ * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Every
+ * batch is timed in rounds, every method once a round in a rotating order, so that a drift of the
+ * GPU's or the host's state falls on every method alike rather than on one method's block of runs:
+ * at the launch floor it moved whole blocks by more than the methods differ (bench/NOTES.md,
+ * "Session 17"), and at 2^20-2^24 queries single blocks came out 10-40 % slow (session 18).
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
  * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--out-dir DIR]
@@ -159,7 +160,7 @@ void free_tree(tree_ctx &T)
     T.d_keys = T.d_values = T.h_keys = T.h_values = NULL;
 }
 
-/* A method verified and waiting for its timing in rounds (batches of up to ROUNDS_MAX queries). */
+/* A method verified and waiting for its timing in rounds (time_rounds). */
 struct pending_method {
     std::string method, config;
     const char *order;
@@ -180,7 +181,6 @@ struct batch_ctx {
     uint64_t *d_pos = NULL;
     verifier vf;
     std::vector<result> results;
-    bool rounds = false; /* time the methods in rounds (time_rounds) after all are verified */
     std::vector<pending_method> pending;
 };
 
@@ -227,44 +227,39 @@ static uint32_t runs_for(const run_state &R, uint64_t nq)
     return nq <= SMALL_BATCH_RUNS_MAX && R.o.runs < SMALL_BATCH_RUNS ? SMALL_BATCH_RUNS : R.o.runs;
 }
 
-/* Batches of up to ROUNDS_MAX queries: every method is verified when measure() is called, timed
- * later in rounds (time_rounds) and verified again after its timed runs, so that the drift of the
- * GPU's clocks and the host's state over a block of runs falls on every method alike. */
-#define ROUNDS_MAX (1ull << 16)
+/* Batches of up to WARM_CALL_MAX queries: in time_rounds each timed call follows an untimed call of
+ * the same method (below). */
+#define WARM_CALL_MAX (1ull << 16)
 
+/* Every method of a batch is verified when measure() is called, timed later in rounds
+ * (time_rounds) and verified again after its timed runs, so that the drift of the GPU's clocks and
+ * the host's state over a block of runs falls on every method alike. */
 template <typename F>
 void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, const std::string &config,
              const char *order, F &&launch, const uint64_t *pos64, const uint32_t *pos32, bool ordered_index = true)
 {
+    (void)R;
+    (void)T;
     poison(T, B);
     /* every method timed as a whole call: its launches and one synchronisation, as a caller who needs
      * the results sees it (Harmonia's calls are synchronous: they synchronise themselves) */
     const bool synchronous = strncmp(method, "harmonia", 8) == 0;
-    if (B.rounds) {
-        launch();
-        CK(cudaGetLastError());
-        CK(cudaDeviceSynchronize());
-        check_result c = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, pos64, pos32);
-        B.pending.push_back(
-            {method, config, order, ordered_index, synchronous, c, std::function<void()>(launch), pos64, pos32});
-        return;
-    }
-    timing t = time_gpu(runs_for(R, B.nq), [&] {
-        launch();
-        if (!synchronous)
-            CK(cudaStreamSynchronize(0));
-    });
+    launch();
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
     check_result c = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, pos64, pos32);
-    add_result(R, T, B, method, config, order, t, c, ordered_index);
+    B.pending.push_back(
+        {method, config, order, ordered_index, synchronous, c, std::function<void()>(launch), pos64, pos32});
 }
 
-/* The pending methods of a small batch, timed in rounds: a warm-up of each, then runs_for() rounds,
- * each timing every method once (CUDA events around the call and its synchronisation, as
- * time_gpu), round r starting at method r mod M; the median of each method's runs. Each timed call
- * follows an untimed call of the same method: a call right after another method's finds the TLB
- * and caches holding that method's pages (without the untimed call, the default call, which came
- * after the hash table's, measured 2.2-2.7 us above the same kernel's explicit call at 2^14
- * queries; bench/NOTES.md, "Session 17"), which a caller repeating its own calls does not see. */
+/* The pending methods of a batch, timed in rounds: a warm-up of each, then runs_for() rounds, each
+ * timing every method once (CUDA events around the call and its synchronisation, as time_gpu),
+ * round r starting at method r mod M; the median of each method's runs. In batches of up to
+ * WARM_CALL_MAX queries each timed call follows an untimed call of the same method: a call right
+ * after another method's finds the TLB and caches holding that method's pages (without the untimed
+ * call, the default call, which came after the hash table's, measured 2.2-2.7 us above the same
+ * kernel's explicit call at 2^14 queries; bench/NOTES.md, "Session 17"), which a caller repeating
+ * its own calls does not see; larger batches move far more than the caches hold. */
 void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
 {
     const size_t m = B.pending.size();
@@ -286,7 +281,8 @@ void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
     for (uint32_t r = 0; r < runs; r++)
         for (size_t j = 0; j < m; j++) {
             const size_t k = (j + r) % m;
-            call(B.pending[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
+            if (B.nq <= WARM_CALL_MAX)
+                call(B.pending[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
             CK(cudaEventRecord(start, 0));
             call(B.pending[k]);
             CK(cudaEventRecord(stop, 0));
@@ -333,7 +329,6 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
     B.qs.hit_rate = hits;
     B.qs.zipf_s = 0.99;
     B.qs.seed = 0x9e3779b9ull + T.keys_log2 + (uint64_t)dist * 17 + (uint64_t)(hits * 1000) + nq;
-    B.rounds = nq <= ROUNDS_MAX;
     B.d_q = suite_try_device_alloc(nq * T.kb, "queries");
     B.d_out = suite_try_device_alloc(nq * T.kb, "values out");
     B.d_found = (uint8_t *)suite_try_device_alloc(nq, "found flags");
