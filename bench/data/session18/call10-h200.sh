@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 18, call 10: bench_versus with every batch timed in rounds (each method once a round; the
+# Session 18, call 10 (it ran on an H200: no H100 was free; call 11 repeats it on the H100): bench_versus with every batch timed in rounds (each method once a round; the
 # untimed call before each timed one for batches of up to 2^16 queries only): the full run for the
 # README's table and plots, then --only batch once more (is the spread of single blocks gone?).
 set -u
