@@ -227,10 +227,6 @@ static uint32_t runs_for(const run_state &R, uint64_t nq)
     return nq <= SMALL_BATCH_RUNS_MAX && R.o.runs < SMALL_BATCH_RUNS ? SMALL_BATCH_RUNS : R.o.runs;
 }
 
-/* Batches of up to WARM_CALL_MAX queries: in time_rounds each timed call follows an untimed call of
- * the same method (below). */
-#define WARM_CALL_MAX (1ull << 16)
-
 /* Every method of a batch is verified when measure() is called, timed later in rounds
  * (time_rounds) and verified again after its timed runs, so that the drift of the GPU's clocks and
  * the host's state over a block of runs falls on every method alike. */
@@ -254,12 +250,12 @@ void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, 
 
 /* The pending methods of a batch, timed in rounds: a warm-up of each, then runs_for() rounds, each
  * timing every method once (CUDA events around the call and its synchronisation, as time_gpu),
- * round r starting at method r mod M; the median of each method's runs. In batches of up to
- * WARM_CALL_MAX queries each timed call follows an untimed call of the same method: a call right
- * after another method's finds the TLB and caches holding that method's pages (without the untimed
- * call, the default call, which came after the hash table's, measured 2.2-2.7 us above the same
- * kernel's explicit call at 2^14 queries; bench/NOTES.md, "Session 17"), which a caller repeating
- * its own calls does not see; larger batches move far more than the caches hold. */
+ * round r starting at method r mod M; the median of each method's runs. Each timed call follows an
+ * untimed call of the same method: a call right after another method's finds the TLB and caches
+ * holding that method's pages (without the untimed call, the default call, which came after the
+ * hash table's, measured 2.2-2.7 us above the same kernel's explicit call at 2^14 queries, and
+ * 4 us at 2^18; bench/NOTES.md, "Session 17" and "Session 18"), which a caller repeating its own
+ * calls does not see. */
 void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
 {
     const size_t m = B.pending.size();
@@ -281,8 +277,7 @@ void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
     for (uint32_t r = 0; r < runs; r++)
         for (size_t j = 0; j < m; j++) {
             const size_t k = (j + r) % m;
-            if (B.nq <= WARM_CALL_MAX)
-                call(B.pending[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
+            call(B.pending[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
             CK(cudaEventRecord(start, 0));
             call(B.pending[k]);
             CK(cudaEventRecord(stop, 0));
