@@ -234,8 +234,7 @@ template <typename F>
 void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, const std::string &config,
              const char *order, F &&launch, const uint64_t *pos64, const uint32_t *pos32, bool ordered_index = true)
 {
-    (void)R;
-    (void)T;
+    (void)R; /* (the runs come from time_rounds) */
     poison(T, B);
     /* every method timed as a whole call: its launches and one synchronisation, as a caller who needs
      * the results sees it (Harmonia's calls are synchronous: they synchronise themselves) */
