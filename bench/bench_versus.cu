@@ -12,7 +12,8 @@
  * Every method is timed as a whole call (its launches and a synchronisation), CUDA events around it,
  * median of R runs after a warm-up (batches of up to SMALL_BATCH_RUNS_MAX queries: at least
  * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Every
- * batch is timed in rounds, every method once a round in a rotating order, so that a drift of the
+ * batch (and each range length's two methods) is timed in rounds (time_gpu_rounds, suite.h), every
+ * method once a round in a rotating order, so that a drift of the
  * GPU's or the host's state falls on every method alike rather than on one method's block of runs:
  * at the launch floor it moved whole blocks by more than the methods differ (bench/NOTES.md,
  * "Session 17"), and at 2^20-2^24 queries single blocks came out 10-40 % slow (session 18).
@@ -247,56 +248,30 @@ void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, 
         {method, config, order, ordered_index, synchronous, c, std::function<void()>(launch), pos64, pos32});
 }
 
-/* The pending methods of a batch, timed in rounds: a warm-up of each, then runs_for() rounds, each
- * timing every method once (CUDA events around the call and its synchronisation, as time_gpu),
- * round r starting at method r mod M; the median of each method's runs. Each timed call follows an
- * untimed call of the same method: a call right after another method's finds the TLB and caches
- * holding that method's pages (without the untimed call, the default call, which came after the
- * hash table's, measured 2.2-2.7 us above the same kernel's explicit call at 2^14 queries, and
- * 4 us at 2^18; bench/NOTES.md, "Session 17" and "Session 18"), which a caller repeating its own
- * calls does not see. */
+/* The pending methods of a batch, timed in rounds (time_gpu_rounds, suite.h: each timed call after an
+ * untimed call of the same method — without it the default call, which came after the hash
+ * table's, measured 2.2-2.7 us above the same kernel's explicit call at 2^14 queries, and 4 us at
+ * 2^18; bench/NOTES.md, "Session 17" and "Session 18"), then verified again and reported. */
 void time_rounds(run_state &R, const tree_ctx &T, batch_ctx &B)
 {
     const size_t m = B.pending.size();
     if (m == 0)
         return;
-    auto call = [](const pending_method &p) { /* one whole call, as measure() times it */
-        p.launch();
-        CK(cudaGetLastError());
-        if (!p.synchronous)
-            CK(cudaStreamSynchronize(0));
-    };
+    std::vector<gpu_call> calls;
     for (const pending_method &p : B.pending)
-        call(p);
-    cudaEvent_t start, stop;
-    CK(cudaEventCreate(&start));
-    CK(cudaEventCreate(&stop));
-    std::vector<std::vector<double>> ms(m);
-    const uint32_t runs = runs_for(R, B.nq);
-    for (uint32_t r = 0; r < runs; r++)
-        for (size_t j = 0; j < m; j++) {
-            const size_t k = (j + r) % m;
-            call(B.pending[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
-            CK(cudaEventRecord(start, 0));
-            call(B.pending[k]);
-            CK(cudaEventRecord(stop, 0));
-            CK(cudaEventSynchronize(stop));
-            float t = 0;
-            CK(cudaEventElapsedTime(&t, start, stop));
-            ms[k].push_back(t);
-        }
-    CK(cudaEventDestroy(start));
-    CK(cudaEventDestroy(stop));
+        calls.push_back({p.launch, p.synchronous});
+    const std::vector<timing> t = time_gpu_rounds(runs_for(R, B.nq), calls);
     for (size_t k = 0; k < m; k++) {
         pending_method &p = B.pending[k];
         /* verified again after its timed runs (a fault of repeated calls would show here) */
         poison(T, B);
-        call(p);
+        calls[k].run();
+        CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         const check_result again = verify_lookup_device(&B.vf, B.d_q, B.d_out, B.d_found, p.pos64, p.pos32);
         if (!again.ok)
             p.check = again;
-        add_result(R, T, B, p.method.c_str(), p.config, p.order, timing_of(ms[k]), p.check, p.ordered_index);
+        add_result(R, T, B, p.method.c_str(), p.config, p.order, t[k], p.check, p.ordered_index);
     }
     B.pending.clear();
 }
@@ -483,16 +458,23 @@ void run_ranges(run_state &R, tree_ctx &T, uint64_t nr)
     printf("\n## ranges: %s, 2^%u ranges\n", T.name.c_str(), sx_bit_width(nr) - 1);
     for (uint64_t length : {8ull, 64ull, 1024ull, 16384ull}) {
         gen_ranges_device(T.bits, T.d_keys, T.n, length, 0xa11ce + length, nr, d_lo, d_hi);
-        CK(cudaMemset(d_counts, 0xFF, nr * 8));
-        timing ts = time_gpu(R.o.runs, [&] { range_count_device(T.arr, d_lo, d_hi, nr, d_counts); });
-        check_result cs = verify_range_count_device(&vf, d_lo, d_hi, d_counts);
-        CK(cudaMemset(d_counts, 0xFF, nr * 8));
+        /* the sorted array and Harmonia timed in rounds (time_gpu_rounds), each verified after */
         harmonia_status st = HARMONIA_OK;
-        timing th = time_gpu(R.o.runs, [&] {
+        auto count_base = [&] { range_count_device(T.arr, d_lo, d_hi, nr, d_counts); };
+        auto count_ours = [&] {
             harmonia_status s2 = harmonia_range_count(T.tree, NULL, d_lo, d_hi, nr, d_counts);
             if (s2 != HARMONIA_OK)
                 st = s2;
-        });
+        };
+        std::vector<timing> t = time_gpu_rounds(R.o.runs, {{count_base, false}, {count_ours, true}});
+        timing ts = t[0], th = t[1];
+        CK(cudaMemset(d_counts, 0xFF, nr * 8));
+        count_base();
+        CK(cudaDeviceSynchronize());
+        check_result cs = verify_range_count_device(&vf, d_lo, d_hi, d_counts);
+        CK(cudaMemset(d_counts, 0xFF, nr * 8));
+        count_ours();
+        CK(cudaDeviceSynchronize());
         check_result ch = verify_range_count_device(&vf, d_lo, d_hi, d_counts);
         const bool ok_count = cs.ok && ch.ok && st == HARMONIA_OK;
         printf("  count   len %-6" PRIu64 " harmonia %8.3f ms %8.2f G/s | sorted array %8.3f ms %8.2f G/s | %.2fx %s\n",
@@ -513,21 +495,28 @@ void run_ranges(run_state &R, tree_ctx &T, uint64_t nr)
         void *d_temp = suite_device_alloc(temp_bytes);
         verifier cv;
         verifier_init(&cv, T.tree, T.bits, nc, 1u << 20, true);
-        CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
-        ts = time_gpu(R.o.runs, [&] {
+        st = HARMONIA_OK;
+        auto collect_base = [&] {
             range_offsets_device(T.arr, d_lo, d_hi, nc, d_counts, d_temp, temp_bytes, d_offsets);
             range_collect_device(T.arr, d_lo, nc, d_offsets, length, d_keys_out, d_values_out);
-        });
-        cs = verify_range_collect_device(&cv, d_lo, d_hi, d_offsets, d_keys_out, d_values_out, pairs);
-        CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
-        st = HARMONIA_OK;
-        th = time_gpu(R.o.runs, [&] {
+        };
+        auto collect_ours = [&] {
             harmonia_status s2 = harmonia_range_collect(T.tree, NULL, d_lo, d_hi, nc, d_offsets, NULL, NULL);
             if (s2 == HARMONIA_OK)
                 s2 = harmonia_range_collect(T.tree, NULL, d_lo, d_hi, nc, d_offsets, d_keys_out, d_values_out);
             if (s2 != HARMONIA_OK)
                 st = s2;
-        });
+        };
+        t = time_gpu_rounds(R.o.runs, {{collect_base, false}, {collect_ours, true}});
+        ts = t[0];
+        th = t[1];
+        CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
+        collect_base();
+        CK(cudaDeviceSynchronize());
+        cs = verify_range_collect_device(&cv, d_lo, d_hi, d_offsets, d_keys_out, d_values_out, pairs);
+        CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
+        collect_ours();
+        CK(cudaDeviceSynchronize());
         ch = verify_range_collect_device(&cv, d_lo, d_hi, d_offsets, d_keys_out, d_values_out, pairs);
         const bool ok_collect = cs.ok && ch.ok && st == HARMONIA_OK;
         printf("  collect len %-6" PRIu64 " harmonia %8.3f ms %8.2f G pairs/s | sorted array %8.3f ms %8.2f G pairs/s | "

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -337,6 +338,18 @@ template <typename F> timing time_gpu(uint32_t runs, F &&launch)
     CK(cudaEventDestroy(stop));
     return timing_of(ms);
 }
+
+/* Several whole calls timed in rounds: a warm-up of each, then `runs` rounds, each timing every call
+ * once (CUDA events on the default stream around the call and, unless it is synchronous, a
+ * synchronisation of that stream), round r starting at call r mod M, and each timed call after an
+ * untimed call of its own, so that a drift of the GPU's or the host's state falls on every call
+ * alike and each finds its own caches and TLB as a caller repeating it does (bench/NOTES.md,
+ * "Session 17" and "Session 18"). The timing of each call's runs, in the calls' order. */
+struct gpu_call {
+    std::function<void()> run;
+    bool synchronous; /* run() returns with its work done (the library's calls) */
+};
+std::vector<timing> time_gpu_rounds(uint32_t runs, const std::vector<gpu_call> &calls);
 
 /* Host timing (wall clock), one warm-up unless warm_up is false. */
 template <typename F> timing time_host(uint32_t runs, F &&fn, bool warm_up = true)

@@ -96,6 +96,42 @@ timing timing_of(std::vector<double> ms)
     return t;
 }
 
+std::vector<timing> time_gpu_rounds(uint32_t runs, const std::vector<gpu_call> &calls)
+{
+    auto call = [](const gpu_call &c) { /* one whole call */
+        c.run();
+        CK(cudaGetLastError());
+        if (!c.synchronous)
+            CK(cudaStreamSynchronize(0));
+    };
+    const size_t m = calls.size();
+    for (const gpu_call &c : calls)
+        call(c);
+    CK(cudaDeviceSynchronize());
+    cudaEvent_t start, stop;
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
+    std::vector<std::vector<double>> ms(m);
+    for (uint32_t r = 0; r < runs; r++)
+        for (size_t j = 0; j < m; j++) {
+            const size_t k = (j + r) % m;
+            call(calls[k]); /* untimed: its own caches and TLB warm again, whatever ran before */
+            CK(cudaEventRecord(start, 0));
+            call(calls[k]);
+            CK(cudaEventRecord(stop, 0));
+            CK(cudaEventSynchronize(stop));
+            float t = 0;
+            CK(cudaEventElapsedTime(&t, start, stop));
+            ms[k].push_back(t);
+        }
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    std::vector<timing> out;
+    for (size_t k = 0; k < m; k++)
+        out.push_back(timing_of(ms[k]));
+    return out;
+}
+
 /* --- budget ------------------------------------------------------------------------------------- */
 
 void budget_init(suite_budget *b, double seconds)
