@@ -12,8 +12,10 @@
  * Every method is timed as a whole call (its launches and a synchronisation), CUDA events around it,
  * median of R runs after a warm-up (batches of up to SMALL_BATCH_RUNS_MAX queries: at least
  * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Every
- * batch (and each range length's two methods) is timed in rounds (time_gpu_rounds, suite.h), every
- * method once a round in a rotating order, so that a drift of the
+ * batch's methods (and each range length's two) are timed in rounds (time_gpu_rounds, suite.h),
+ * every method once a round in a rotating order — all but the informational search of pre-sorted
+ * queries (bsearch_sorted), timed apart before them because the pipelines reuse its sorted array
+ * — so that a drift of the
  * GPU's or the host's state falls on every method alike rather than on one method's block of runs:
  * at the launch floor it moved whole blocks by more than the methods differ (bench/NOTES.md,
  * "Session 17"), and at 2^20-2^24 queries single blocks came out 10-40 % slow (session 18).
@@ -510,11 +512,16 @@ void run_ranges(run_state &R, tree_ctx &T, uint64_t nr)
         t = time_gpu_rounds(R.o.runs, {{collect_base, false}, {collect_ours, true}});
         ts = t[0];
         th = t[1];
-        CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
+        auto poison_collect = [&] { /* each method's check sees only what that method wrote */
+            CK(cudaMemset(d_offsets, 0xFF, (nc + 1) * 8));
+            CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
+            CK(cudaMemset(d_values_out, 0xA5, pairs * T.kb));
+        };
+        poison_collect();
         collect_base();
         CK(cudaDeviceSynchronize());
         cs = verify_range_collect_device(&cv, d_lo, d_hi, d_offsets, d_keys_out, d_values_out, pairs);
-        CK(cudaMemset(d_keys_out, 0xA5, pairs * T.kb));
+        poison_collect();
         collect_ours();
         CK(cudaDeviceSynchronize());
         ch = verify_range_collect_device(&cv, d_lo, d_hi, d_offsets, d_keys_out, d_values_out, pairs);

@@ -105,8 +105,9 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * and sparser ones (2^22 over 2^24 leaves) stay faster without. */
 #define PSA_LARGE_WINDOW (1u << 24)
 /* Unordered lookups of device-array windows of PSA_SORT_MIN_WINDOW queries or more with fewer than
- * PSA_MIN_QUERIES_PER_LEAF queries a leaf (psa_sort_pays in psa.h: also where psa_pays takes a large
- * window from one a leaf) are radix-sorted on psa_sort_bits(key_bits) top bits (psa_sort.cu), then
+ * PSA_MIN_QUERIES_PER_LEAF queries a leaf (64-bit keys: fewer than PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2,
+ * below; psa_sort_pays in psa.h: also where psa_pays takes a large window from one a leaf) are
+ * radix-sorted on psa_sort_bits(key_bits) top bits (psa_sort.cu), then
  * searched by the plain descent (its G: ntg_policy.h, NTG_SORTED_BYTES). Measured on the H100
  * (bench/NOTES.md, "Sparse unordered windows" and "The fixed-shape descent"): at 2^20 queries the
  * copy and the positions cost more than the sort saves, hence 2^21. In the library, session 8:

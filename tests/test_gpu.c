@@ -922,6 +922,17 @@ static void test_sparse_unordered(void **state)
                 for (uint64_t i = 0; i < n; i++)
                     tu_set(q, bits, i, i % 3 == 0 ? 0 : i % 3 == 1 ? tu_mask(bits) : m.keys[(i * 7919) % m.n]);
                 check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
+                /* 2.2 queries a leaf: the partition pays (psa_pays), and 64-bit keys still take the
+                 * sort path below 2.5 a leaf (psa_policy.h), 32-bit ones the partition */
+                const uint64_t n2 = t->kr.n_leaves * 11 / 5;
+                assert_true(psa_pays(n2, t->kr.n_leaves));
+                assert_int_equal(psa_sort_pays(n2, t->kr.n_leaves, bits), bits == 64);
+                void *q2 = make_queries(&m, n2, &rng);
+                tu_set(q2, bits, 0, 0);
+                tu_set(q2, bits, 1, tu_mask(bits));
+                tu_set(q2, bits, n2 - 1, m.keys[m.n - 1]);
+                check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 1);
+                free(q2);
             }
             free(q);
             harmonia_free(t);
