@@ -13,12 +13,12 @@
  * median of R runs after a warm-up (batches of up to SMALL_BATCH_RUNS_MAX queries: at least
  * SMALL_BATCH_RUNS runs, their tens of microseconds vary by more than a few runs settle). Every
  * batch's methods (and each range length's two) are timed in rounds (time_gpu_rounds, suite.h),
- * every method once a round in a rotating order — all but the informational search of pre-sorted
- * queries (bsearch_sorted), timed apart before them because the pipelines reuse its sorted array
- * — so that a drift of the
- * GPU's or the host's state falls on every method alike rather than on one method's block of runs:
- * at the launch floor it moved whole blocks by more than the methods differ (bench/NOTES.md,
- * "Session 17"), and at 2^20-2^24 queries single blocks came out 10-40 % slow (session 18).
+ * every method once a round in a rotating order, so that a drift of the GPU's or the host's state
+ * falls on every method alike rather than on one method's block of runs: at the launch floor it
+ * moved whole blocks by more than the methods differ (bench/NOTES.md, "Session 17"), and at
+ * 2^20-2^24 queries single blocks came out 10-40 % slow (session 18). The informational search of
+ * pre-sorted queries (bsearch_sorted) is timed apart, before the rounds: the pipelines in them reuse
+ * its sorted array.
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
  * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--out-dir DIR]
@@ -234,10 +234,9 @@ static uint32_t runs_for(const run_state &R, uint64_t nq)
  * (time_rounds) and verified again after its timed runs, so that the drift of the GPU's clocks and
  * the host's state over a block of runs falls on every method alike. */
 template <typename F>
-void measure(run_state &R, const tree_ctx &T, batch_ctx &B, const char *method, const std::string &config,
+void measure(const tree_ctx &T, batch_ctx &B, const char *method, const std::string &config,
              const char *order, F &&launch, const uint64_t *pos64, const uint32_t *pos32, bool ordered_index = true)
 {
-    (void)R; /* (the runs come from time_rounds) */
     poison(T, B);
     /* every method timed as a whole call: its launches and one synchronisation, as a caller who needs
      * the results sees it (Harmonia's calls are synchronous: they synchronise themselves) */
@@ -328,10 +327,10 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
             message = harmonia_last_error(T.tree);
         }
     };
-    measure(R, T, B, "harmonia", "defaults (NULL config)", "query",
+    measure(T, B, "harmonia", "defaults (NULL config)", "query",
             [&] { note_error(harmonia_lookup(T.tree, NULL, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL);
     if (B.d_pos)
-        measure(R, T, B, "harmonia", "defaults (NULL config)", "sorted",
+        measure(T, B, "harmonia", "defaults (NULL config)", "sorted",
                 [&] { note_error(harmonia_lookup_unordered(T.tree, NULL, B.d_q, nq, B.d_out, B.d_found, B.d_pos)); },
                 B.d_pos, NULL);
     harmonia_query_config qc; /* (the lambdas of a batch timed in rounds outlive their blocks) */
@@ -339,12 +338,11 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
     qc.backend = HARMONIA_BACKEND_GPU;
     qc.memory = HARMONIA_MEMORY_DEVICE;
     if (nq <= (1u << 18)) { /* small batches: what the call's own bookkeeping costs (no pointer checks) */
-        measure(R, T, B, "harmonia_explicit", "backend GPU, memory device (informational)", "query",
+        measure(T, B, "harmonia_explicit", "backend GPU, memory device (informational)", "query",
                 [&] { note_error(harmonia_lookup(T.tree, &qc, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL, false);
     }
     /* batches of up to 2^18 queries: the explicit call at each G the tree's fanout allows, beside
-     * the default's choice (ntg_policy.h; in the same rounds where they are timed in rounds),
-     * informational */
+     * the default's choice (ntg_policy.h), in the same rounds; informational */
     harmonia_query_config qg[6];
     harmonia_tree_info info;
     if (nq <= (1u << 18) && harmonia_info(T.tree, &info) == HARMONIA_OK)
@@ -352,13 +350,13 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
             qg[i] = qc;
             qg[i].group_size = g;
             const harmonia_query_config *c = &qg[i];
-            measure(R, T, B, "harmonia_g", strf("G = %u, memory device (informational)", g), "query",
+            measure(T, B, "harmonia_g", strf("G = %u, memory device (informational)", g), "query",
                     [&, c] { note_error(harmonia_lookup(T.tree, c, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL,
                     false);
         }
 
     /* the baselines */
-    measure(R, T, B, "binary_search", "one thread per query", "query",
+    measure(T, B, "binary_search", "one thread per query", "query",
             [&] { bsearch_lookup_device(T.arr, B.d_q, nq, NULL, B.d_out, B.d_found); }, NULL, NULL);
     bsearch_pipeline pipe;
     const bool have_pipe = bsearch_pipeline_init(&pipe, T.bits, nq);
@@ -370,21 +368,21 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
         for (uint32_t b : bits_list) {
             const uint32_t end = span, begin = end > b ? end - b : 0;
             const std::string cfg = strf("sort top %u bits [%u,%u)", end - begin, begin, end);
-            measure(R, T, B, "sort+bsearch", cfg + " + fused scatter", "query", [&, begin, end] {
+            measure(T, B, "sort+bsearch", cfg + " + fused scatter", "query", [&, begin, end] {
                 bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_FUSED_SCATTER, NULL, B.d_out,
                                         B.d_found);
             }, NULL, NULL);
             if (d_packed)
-                measure(R, T, B, "sort+bsearch", cfg + " + packed scatter", "query", [&, begin, end] {
+                measure(T, B, "sort+bsearch", cfg + " + packed scatter", "query", [&, begin, end] {
                     bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_PACKED_SCATTER, d_packed,
                                             B.d_out, B.d_found);
                 }, NULL, NULL);
             if (d_packed)
-                measure(R, T, B, "sort+bsearch", cfg + " + value scatter, found bitmap", "query", [&, begin, end] {
+                measure(T, B, "sort+bsearch", cfg + " + value scatter, found bitmap", "query", [&, begin, end] {
                     bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_BITMAP_SCATTER, d_packed,
                                             B.d_out, B.d_found);
                 }, NULL, NULL);
-            measure(R, T, B, "sort+bsearch", cfg + ", sorted results", "sorted", [&, begin, end] {
+            measure(T, B, "sort+bsearch", cfg + ", sorted results", "sorted", [&, begin, end] {
                 bsearch_pipeline_run_as(&pipe, T.arr, B.d_q, nq, begin, end, BS_SORTED, NULL, B.d_out, B.d_found);
             }, NULL, pipe.sorted_positions);
         }
@@ -400,10 +398,10 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
         printf("  (no GPU memory for the sort pipelines)\n");
     }
     if (T.have_eyt)
-        measure(R, T, B, "eytzinger_k9", "K=9, 8 threads per query", "query",
+        measure(T, B, "eytzinger_k9", "K=9, 8 threads per query", "query",
                 [&] { eyt_lookup_device(T.eyt, B.d_q, nq, B.d_out, B.d_found); }, NULL, NULL);
     if (T.have_hash)
-        measure(R, T, B, "hash_table", "open addressing, 50% load (not ordered)", "query",
+        measure(T, B, "hash_table", "open addressing, 50% load (not ordered)", "query",
                 [&] { hash_lookup_device(T.hash, B.d_q, nq, B.d_out, B.d_found); }, NULL, NULL, false);
     time_rounds(R, T, B);
     if (st != HARMONIA_OK) {

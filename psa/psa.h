@@ -100,12 +100,11 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
 
 /* Whether a window of unordered lookups in device memory of key_bits-bit keys is sorted
  * (psa_sort.cu) rather than partitioned or searched in query order (the auto policy: psa_policy.h):
- * large, and sparser than the partition's staged search wants (64-bit keys: up to
- * PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the sort's one pass beats it). */
+ * large, and sparser than psa_sort_max_halves_per_leaf / 2 queries a leaf (the partition's staged
+ * search wants denser windows; 64-bit keys' one-pass sort beats it a little further). */
 static inline bool psa_sort_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits)
 {
-    const uint64_t halves = key_bits == 64 ? PSA_SORT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
-    return window >= PSA_SORT_MIN_WINDOW && 2 * window < halves * n_leaves;
+    return window >= PSA_SORT_MIN_WINDOW && 2 * window < (uint64_t)psa_sort_max_halves_per_leaf(key_bits) * n_leaves;
 }
 
 /* The bucket of key q (host and device). */

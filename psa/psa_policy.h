@@ -117,12 +117,16 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #define PSA_SORT_MIN_WINDOW (1u << 21)
 /* ... and of 64-bit keys up to PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
  * partition would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100 (bench/NOTES.md,
- * "Session 18", sort_sweep18), sorted results over 2^26 64-bit keys, the sort path (8 bits, the
+ * "Session 18", sort_sweep's dense modes), sorted results over 2^26 64-bit keys, the sort path (8 bits, the
  * descent) against the partition: 2 queries a leaf 0.662 against 0.728 ms, 2.5 a leaf 0.809 / 0.807,
  * 3 a leaf 0.930 / 0.887, 4 a leaf 1.162 / 1.030; 32-bit keys over 2^28 (16 sort bits, two passes):
  * 2 a leaf 1.872 / 1.889, 2.5 a leaf 2.416 / 2.195 — so 32-bit windows keep the partition from
  * PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an integer. */
 #define PSA_SORT_MAX_HALVES_PER_LEAF_64 5
+static inline unsigned psa_sort_max_halves_per_leaf(unsigned key_bits)
+{
+    return key_bits == 64 ? PSA_SORT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
+}
 #define PSA_SORT_BITS_64 8
 #define PSA_SORT_BITS_32 16
 #define PSA_SORT_MAX_BITS 16

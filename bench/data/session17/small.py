@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Session 17: the small batches' methods in microseconds (bench_versus logs: batch rows of up to
+"""Session 17 (the G = 1 and 2 columns from session 18, "-" in older logs): the small batches' methods in microseconds (bench_versus logs: batch rows of up to
 2^16 queries, timed in rounds). Usage: small.py LOG..."""
 import re, sys
-cols = ["harmonia query", "harmonia sorted", "harmonia_explicit", "harmonia_g G = 4", "harmonia_g G = 8",
+cols = ["harmonia query", "harmonia sorted", "harmonia_explicit", "harmonia_g G = 1", "harmonia_g G = 2",
+        "harmonia_g G = 4", "harmonia_g G = 8",
         "harmonia_g G = 16", "harmonia_g G = 32", "eytzinger_k9", "binary_search", "sort+bsearch fused"]
 def key_of(method, config, order):
     if method == "harmonia":

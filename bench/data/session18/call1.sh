@@ -8,7 +8,7 @@ source .device-deps/setup.sh
 SECONDS=0
 PROBE_SIZES=18 OMP_NUM_THREADS=16 timeout 300 ncu --cache-control none --clock-control none \
     -k regex:"lookup_kernel|eyt_lookup_kernel" --set full --csv --page details \
-    .device-variants/probe18 ncu > $OUT/ncu-18.csv 2> $OUT/ncu-18.err
+    .device-variants/small_probe ncu > $OUT/ncu-18.csv 2> $OUT/ncu-18.err
 echo "## ncu 2^18 rc $? ($SECONDS s)"; tail -3 $OUT/ncu-18.err
 python3 - $OUT/ncu-18.csv <<'PY'
 import csv, sys, collections

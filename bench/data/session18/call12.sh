@@ -8,7 +8,7 @@ SECONDS=0
 OMP_NUM_THREADS=16 timeout 420 .device-bin/bench/bench_versus --out-dir $OUT/versus > $OUT/versus.log 2>&1
 echo "## full bench_versus rc $? ($SECONDS s)"
 python3 bench/data/session13/summ.py $OUT/versus.log
-python3 bench/data/session18/small.py $OUT/versus.log
+python3 bench/data/session17/small.py $OUT/versus.log
 OMP_NUM_THREADS=16 timeout 120 .device-bin/bench/bench_versus --only batch > $OUT/b-2.log 2>&1
 echo "## batch rc $? ($SECONDS s)"
 python3 bench/data/session13/summ.py $OUT/versus.log $OUT/b-2.log | grep batch

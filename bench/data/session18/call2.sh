@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 18, call 2: the point lookups' leaves, values and queries loaded evict-first
 # (NTG_STREAM_LEAVES). (a) bench_versus --only batch of the A/B build with -DNTG_STREAM_LEAVES=0
-# ("keep") and the new, alternating, two rounds each; (b) ncu of the new 2^18 kernels (probe18);
+# ("keep") and the new, alternating, two rounds each; (b) ncu of the new 2^18 kernels (small_probe);
 # (c) bench_versus --only sizes of the new.
 set -u
 tar -xJf .device-bin.tar.xz && source .device-deps/setup.sh
@@ -20,7 +20,7 @@ python3 bench/data/session13/summ.py "${logs[@]}"
 grep -h "MISMATCH\|FAIL" "${logs[@]}" | head -5
 PROBE_SIZES=18 OMP_NUM_THREADS=16 timeout 200 ncu --cache-control none --clock-control none \
     -k regex:"^lookup_kernel|eyt_lookup_kernel" --section SpeedOfLight --section MemoryWorkloadAnalysis --csv --page details \
-    .device-variants/probe18 ncu > $OUT/ncu-18.csv 2> $OUT/ncu-18.err
+    .device-variants/small_probe ncu > $OUT/ncu-18.csv 2> $OUT/ncu-18.err
 echo "## ncu 2^18 rc $? ($SECONDS s)"; tail -2 $OUT/ncu-18.err
 python3 - $OUT/ncu-18.csv <<'PY'
 import csv, sys, collections

@@ -10,7 +10,7 @@ for round in 1 2; do
     echo "## batch round $round rc $? ($SECONDS s)"
     logs+=($OUT/b-$round.log)
 done
-python3 bench/data/session18/small.py "${logs[@]}"
+python3 bench/data/session17/small.py "${logs[@]}"
 python3 bench/data/session13/summ.py "${logs[@]}"
 grep -h "MISMATCH\|FAIL" "${logs[@]}" | head -5
 echo "# elapsed $SECONDS s"

@@ -14,7 +14,7 @@ for round in 1 2; do
         logs+=($OUT/b-$which-$round.log)
     done
 done
-python3 bench/data/session18/small.py "${logs[@]}"
+python3 bench/data/session17/small.py "${logs[@]}"
 python3 bench/data/session13/summ.py "${logs[@]}"
 grep -h "MISMATCH\|FAIL" "${logs[@]}" | head -5
 OMP_NUM_THREADS=16 timeout 80 $(bin t22) --only sizes > $OUT/sizes-t22.log 2>&1

@@ -11,7 +11,7 @@ echo "## tests rc $? ($SECONDS s)"; tail -26 $OUT/run-tests.txt
 OMP_NUM_THREADS=16 timeout 260 .device-bin/bench/bench_versus --out-dir $OUT/versus > $OUT/versus.log 2>&1
 echo "## full bench_versus rc $? ($SECONDS s)"
 python3 bench/data/session13/summ.py $OUT/versus.log
-python3 bench/data/session18/small.py $OUT/versus.log
+python3 bench/data/session17/small.py $OUT/versus.log
 grep -h "MISMATCH\|FAIL" $OUT/versus.log | head -5
 HARMONIA_GPU_TEST_QUICK=1 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 .device-bin/tests/test_gpu \
     > $OUT/sanitize-memcheck.log 2>&1

@@ -1,4 +1,5 @@
-/* small_probe.cu — session 14: batches of 2^10 - 2^18 queries. Two questions, one process, the
+/* small_probe.cu — session 14 (session 18: the environment variable PROBE_SIZES, e.g. "18", limits
+ * the batch sizes to those of its log2s it names): batches of 2^10 - 2^18 queries. Two questions, one process, the
  * suite's data, baselines and checks (bench/suite.h), the library through its public calls:
  *
  * 1. Does the order in which bench_versus times its methods favour or penalise one? bench_versus
@@ -151,6 +152,8 @@ int run_tree(uint32_t bits, uint32_t keys_log2)
     int bad = 0;
     for (uint32_t b : {10u, 14u, 18u}) {
         if (g_launch && b == 18)
+            continue;
+        if (getenv("PROBE_SIZES") && !strstr(getenv("PROBE_SIZES"), std::to_string(b).c_str()))
             continue;
         const uint64_t nq = 1ull << b;
         query_spec qs;

@@ -1,4 +1,8 @@
-/* sort_sweep.cu — session 16 (from session 12's): with the start table (ntg.h), which B and G for
+/* sort_sweep.cu — session 18 added the `dense` and `dense2` modes (PSA's sort path against the
+ * library's partition at 2-4 queries a leaf: 64-bit 2^26 keys with 2^23 and 2^24 queries, 32-bit
+ * 2^28 keys with 2^25; then 2.5 and 3 a leaf at both widths), whose "with table" runs take the fine
+ * start table as the library's sort path does (gpu_query.cu run_window), and no small batches.
+ * Session 16 (from session 12's): with the start table (ntg.h), which B and G for
  * the sorted path, each with the table and without it (the view's start cleared); and which G for
  * batches of 2^10-2^18 queries in query order (the library's call with memory DEVICE and each G).
  * Session 12's text follows.
@@ -39,6 +43,7 @@
 static bool g_ncu = false;
 /* `small` mode (argv[1] = "small"): the small batches only (no sort sweep). */
 static bool g_small = false;
+static bool g_dense = false; /* `dense` / `dense2` (above) */
 
 static float median_ms(const std::function<void()> &f)
 {
@@ -92,10 +97,12 @@ __global__ void bsearch_kernel(const K *__restrict__ keys, const K *__restrict__
     }
 }
 
-template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
+template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, double per_leaf = 0)
 {
     const unsigned bits = sizeof(K) * 8;
-    const uint64_t n = 1ull << keys_log2, nq = 1ull << q_log2;
+    const uint64_t n = 1ull << keys_log2;
+    /* per_leaf > 0: that many queries a full leaf (16 keys) instead of 2^q_log2 */
+    const uint64_t nq = per_leaf > 0 ? (uint64_t)(per_leaf * (double)(n / 16)) : 1ull << q_log2;
     std::vector<K> keys(n), values(n), q(nq);
     for (uint64_t i = 0; i < n; i++)
         keys[i] = bits == 64 ? (K)util_mix64(i + 1) : (K)(16 * i + (util_mix64(i) & 15));
@@ -140,8 +147,8 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
     CK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, d_q, d_sq, d_pos, d_spos, (int64_t)nq, 0, (int)bits));
     void *d_temp;
     CK(cudaMalloc(&d_temp, temp_bytes));
-    printf("%u-bit 2^%u keys (%llu), 2^%u queries (%.2f a leaf), span %d bits, fanout %u\n", bits, keys_log2,
-           (unsigned long long)nk, q_log2, (double)nq / view->n_leaves, span_bits, view->fanout);
+    printf("%u-bit 2^%u keys (%llu), %llu queries (%.2f a leaf), span %d bits, fanout %u\n", bits, keys_log2,
+           (unsigned long long)nk, (unsigned long long)nq, (double)nq / view->n_leaves, span_bits, view->fanout);
     int ok = 1;
     /* results in sorted order with positions: the sort's (u32) or the library's (u64) */
     auto check = [&](const char *name, float ms, bool pos64) {
@@ -181,6 +188,13 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
     check("library: harmonia_lookup_unordered, NULL config", ms, true);
     ntg_view bare = *view;
     bare.start = NULL;
+    ntg_view fine_view = *view; /* dense modes: the fine table, as the library's sort path descends */
+    if (t->gpu->start_fine) {
+        fine_view.start = t->gpu->start_fine;
+        fine_view.start_plan = t->gpu->start_fine_plan;
+    }
+    printf("  fine start table: %s, %u bits\n", t->gpu->start_fine ? "yes" : "no",
+           t->gpu->start_fine ? t->gpu->start_fine_plan.bits : 0);
     printf("  start table: %s, %u bits\n", view->start ? "yes" : "no", view->start ? view->start_plan.bits : 0);
     for (int b : {8, 12, 16}) {
         if (g_ncu && b != (bits == 64 ? 8 : 16))
@@ -190,7 +204,9 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
             if (g_ncu && g != (bits == 64 ? 4u : 2u))
                 continue;
             for (int table = 1; table >= 0; table--) {
-                const ntg_view *vw = table ? view : &bare;
+                if (g_dense && !table)
+                    continue;
+                const ntg_view *vw = !table ? &bare : g_dense ? &fine_view : view;
                 ms = median_ms([&] {
                     size_t tb = temp_bytes;
                     iota_kernel<<<1024, 256>>>(d_pos, nq);
@@ -222,7 +238,7 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2)
     /* query order, the library's call (memory DEVICE) at each G, and the NULL config: small batches */
     for (unsigned lb : {10u, 14u, 18u}) {
         const uint64_t m = 1ull << lb;
-        if (m > nq)
+        if (m > nq || g_dense)
             continue;
         auto small = [&](const harmonia_query_config *c) {
             std::vector<float> t_us;
@@ -332,6 +348,23 @@ int main(int argc, char **argv)
     if (g_ncu) {
         rc |= run_case<uint64_t>(26, 22);
         rc |= run_case<uint32_t>(28, 24);
+        printf(rc ? "FAILED\n" : "OK\n");
+        return rc;
+    }
+    g_dense = argc > 1 && !strcmp(argv[1], "dense");
+    if (g_dense) {
+        rc |= run_case<uint64_t>(26, 24);
+        rc |= run_case<uint64_t>(26, 23);
+        rc |= run_case<uint32_t>(28, 25);
+        printf(rc ? "FAILED\n" : "OK\n");
+        return rc;
+    }
+    if (argc > 1 && !strcmp(argv[1], "dense2")) { /* between 2 and 4 a leaf */
+        g_dense = true;
+        for (double per : {2.5, 3.0}) {
+            rc |= run_case<uint64_t>(26, 0, per);
+            rc |= run_case<uint32_t>(28, 0, per);
+        }
         printf(rc ? "FAILED\n" : "OK\n");
         return rc;
     }
