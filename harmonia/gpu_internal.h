@@ -45,7 +45,7 @@ typedef struct hm_lane {
     void *d_out[HM_LANE_OUT];
     void *h_in[HM_LANE_IN];    /* pinned staging (host mode only) */
     void *h_out[HM_LANE_OUT];
-    void *psa_scratch;         /* PSA: one block of psa_scratch_bytes (the workspace of psa_sort or */
+    void *psa_scratch;         /* PSA: one block of psa_scratch_bytes (the workspace of */
     size_t psa_scratch_bytes;  /* psa_partition and the results in slot order; psa_scratch_carve) */
 } hm_lane;
 

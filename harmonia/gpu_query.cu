@@ -40,7 +40,8 @@ typedef struct hm_call {
     bool device_memory;
     int psa_option;        /* the config's psa: 1 on, 0 off, -1 auto */
     bool psa;              /* windows go through PSA (psa.h), with its scratch: by partition, or ... */
-    bool psa_sort;         /* ... by radix sort, then the plain descent (sparse unordered windows) */
+    bool psa_descent;      /* ... by a one-pass partition, then the plain descent (sparse unordered
+                              windows: psa_descent_pays) */
     bool unordered;
     uint32_t group_size;
     uint32_t window;
@@ -73,7 +74,7 @@ static int device_residency(const void *p, int device)
 /* The group size G of a call of `count` queries: the config's, else the tree's stored choice, else
  * the policy's for the batch and the kernel that runs (point: a lookup or a lower bound, whose
  * kernels have a fixed-shape build for the default F and L; sorted: the queries reach the descent
- * sorted by PSA's sort path). */
+ * grouped by PSA's descent path). */
 static harmonia_status choose_group_size(harmonia_tree *tree, const harmonia_query_config *config, uint64_t count,
                                          bool point, bool sorted, uint32_t *g_out)
 {
@@ -150,12 +151,15 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     c->window = (uint32_t)window;
     c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(c->window, tree->kr.n_leaves)));
     /* unordered lookups of large device-array windows too sparse for the partition's staged search:
-     * PSA by radix sort, then the descent */
-    c->psa_sort = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered && c->device_memory &&
-                  psa_sort_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits);
-    if (c->psa_sort)
+     * PSA's descent path, a one-pass partition on a coarse plan, then the descent */
+    c->psa_descent = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered && c->device_memory &&
+                     psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits);
+    if (c->psa_descent) {
         c->psa = true; /* its scratch is PSA's */
-    st = choose_group_size(tree, config, c->count, point, c->psa_sort, &c->group_size);
+        if (!config->psa_bits) /* (a config's bits make its plan, which the descent takes as it is) */
+            c->plan = psa_descent_plan(&g->plan, tree->kr.n_leaves, tree->kr.leaf_size * (tree->kr.key_bits / 8));
+    }
+    st = choose_group_size(tree, config, c->count, point, c->psa_descent, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
     c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
@@ -176,26 +180,27 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
 static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const psa_scratch *scratch,
                               void *const *d_in, void *const *d_out, uint32_t n, uint64_t position_base)
 {
-    /* the descents of sorted queries (PSA's sort path) and of small windows searched without PSA
+    /* the descents of grouped queries (PSA's descent path) and of small windows searched without PSA
      * start from the fine start table, the others from the view's coarse one (ntg_policy.h) */
     ntg_view fine;
     const ntg_view *v = &g->view;
-    if (g->start_fine && ((c->psa && c->psa_sort) || (!c->psa && n < NTG_START_FINE_BATCH))) {
+    if (g->start_fine && ((c->psa && c->psa_descent) || (!c->psa && n < NTG_START_FINE_BATCH))) {
         fine = g->view;
         fine.start = g->start_fine;
         fine.start_plan = g->start_fine_plan;
         v = &fine;
     }
     assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
-    if (c->psa && c->psa_sort) {
-        const void *keys = NULL;
-        const uint32_t *positions = NULL;
-        cudaError_t e = psa_sort_window(v->key_bits, &c->plan, d_in[0], n, scratch->slot_keys, scratch->slot_values,
-                                        scratch->workspace, scratch->workspace_bytes, &keys, &positions, stream);
+    if (c->psa && c->psa_descent) {
+        /* the pass writes the caller's positions; the descent reads the slots' keys and writes their
+         * values and flags (those outside the span too: it finds nothing for them) */
+        psa_partitioned part;
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, (uint64_t *)d_out[2], position_base,
+                                      scratch->workspace, scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
-        return ntg_launch_lookup(v, &g->cut, c->group_size, keys, positions, n, d_out[0], (uint8_t *)d_out[1],
-                                 (uint64_t *)d_out[2], position_base, stream);
+        return ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, d_out[0], (uint8_t *)d_out[1], NULL,
+                                 0, stream);
     }
     if (c->psa) {
         psa_partitioned part;
@@ -309,7 +314,7 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     harmonia_status st = HARMONIA_OK;
     if (c->psa)
         st = c->workspace ? fit_workspace(tree, c) : prepare_device_psa(tree, c);
-    if (st == HARMONIA_OK && c->psa)
+    if (st == HARMONIA_OK && c->psa && !c->psa_descent) /* (the descent path's plan needs no bucket table) */
         st = hm_gpu_prepare_table(tree, &c->plan);
     if (st != HARMONIA_OK)
         return st;
@@ -894,9 +899,10 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
         window = PSA_MIN_WINDOW;
     if (window > PSA_MAX_WINDOW)
         window = PSA_MAX_WINDOW;
-    /* partitioned, or (unordered lookups of device arrays) sorted: the same scratch */
+    /* the staged search's plan, or (unordered lookups of device arrays) the descent path's: the same
+     * scratch */
     const bool sorted = kind == HARMONIA_QUERY_LOOKUP_UNORDERED && !host && config->psa < 0 &&
-                        psa_sort_pays(window, tree->kr.n_leaves, tree->kr.key_bits);
+                        psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
                      (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)) || sorted);
     size_t psa_bytes = 0;

@@ -42,11 +42,13 @@ static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned 
  * - Other kernels (other shapes, and the range kernels, which read F and L from the view): 32 bytes below NTG_SMALL_BATCH, 64 from
  *   there on (G = 2 at F = 16, 64-bit; "Small batches in session 7").
  * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
-/* - Queries that arrive sorted on their top bits (PSA's sort path, psa_sort.cu; `sorted`):
+/* - Queries that arrive grouped on their top bits (PSA's descent path, psa_descent_pays; `sorted`):
  *   neighbouring groups share paths and their loads hit L1: NTG_SORTED_BYTES a thread at both
- *   widths, with the sort's bits (psa_policy.h: 8 for 64-bit keys, 16 for 32-bit) — G = 2. Measured in the library and with the sort_descend harness (session 8;
- *   bench/NOTES.md, "The fixed-shape descent"); with the start table the 64-bit descent is best at
- *   G = 2 (0.424 ms against 0.440 at G = 4, 2^22 queries of 2^26 keys; session 16, sort_sweep). */
+ *   widths — G = 2. Measured in the library and with the sort_descend harness behind a radix sort
+ *   (session 8; bench/NOTES.md, "The fixed-shape descent"); with the start table the 64-bit descent
+ *   is best at G = 2 (0.424 ms against 0.440 at G = 4, 2^22 queries of 2^26 keys; session 16,
+ *   sort_sweep); behind the one-pass partition (session 19, sort_sweep `part`) G = 2 against G = 4:
+ *   64-bit 2^22 queries 0.381 / 0.387 ms, 2^23 0.662 / 0.651, 32-bit 2^22 0.342 / 0.369. */
 #define NTG_FIXED_SMALL_BATCH (1u << 16)
 #define NTG_SMALL_BATCH (1u << 20)
 #define NTG_SORTED_BYTES 64u
@@ -74,8 +76,8 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
  *   2^20 64-bit keys gets 2^17 buckets capped to 2^16 (one leaf a bucket: the leaf level); 2^26
  *   keys 2^16 buckets of 64 leaves (two levels above the leaves);
  * - the fine one, at most 2^NTG_START_FINE_MAX_BITS buckets (8 MiB; the most a psa_plan has,
- *   PSA_MAX_BITS), for the descents of sorted queries (PSA's sort path: neighbouring queries read
- *   neighbouring entries) and of windows of fewer than NTG_START_FINE_BATCH queries searched
+ *   PSA_MAX_BITS), for the descents of grouped queries (PSA's descent path: neighbouring queries
+ *   read neighbouring entries) and of windows of fewer than NTG_START_FINE_BATCH queries searched
  *   without PSA (latency-bound: each level skipped is a round trip): 2^26 64-bit keys get 2^19
  *   buckets of 8 leaves, 2^28 32-bit keys 2^19 of 32 leaves (both one level above the leaves).
  * Measured on the H100 (bench/NOTES.md, "Session 17"): the fine table alone took 7-9 % off the

@@ -58,18 +58,6 @@ cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *q
                           uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
                           psa_partitioned *out, cudaStream_t stream);
 
-/* PSA by radix sort (psa_sort.cu), for sparse windows with unordered results: the n queries copied
- * to keys_a with their positions 0 .. n-1, radix-sorted with CUB on the top psa_sort_bits(key_bits) bits where
- * plan's key_min and key_max differ (keys_b: the sort's other buffer, n keys; the positions' two
- * buffers and CUB's scratch from workspace, psa_sort_workspace_bytes for windows of up to capacity
- * queries; psa_scratch_bytes covers it). *sorted_keys / *sorted_positions point to the result
- * (keys_a or keys_b, and into workspace). cudaErrorInvalidValue when the workspace is too small.
- * Asynchronous on stream. */
-cudaError_t psa_sort_workspace_bytes(uint32_t key_bits, uint32_t capacity, size_t *bytes_out);
-cudaError_t psa_sort_window(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n, void *keys_a,
-                            void *keys_b, void *workspace, size_t workspace_bytes, const void **sorted_keys,
-                            const uint32_t **sorted_positions, cudaStream_t stream);
-
 /* The answer to queries outside the span: above key_max nothing is found; below key_min a lookup
  * finds nothing and a lower bound finds the smallest key (key, value, found = true). */
 typedef struct psa_outside_answer {

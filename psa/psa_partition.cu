@@ -919,21 +919,10 @@ extern "C" cudaError_t psa_exclusive_scan(void *temp, size_t temp_bytes, const u
 
 /* --- the scratch of a window of the search pipeline -------------------------------------------- */
 
-/* The workspace part of a window's scratch: room for the partition's workspace or the sort's. */
-static cudaError_t scratch_workspace_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out)
-{
-    size_t partition = 0, sort = 0;
-    cudaError_t e = psa_workspace_bytes(key_bits, window, NULL, &partition);
-    if (e == cudaSuccess)
-        e = psa_sort_workspace_bytes(key_bits, window, &sort);
-    *bytes_out = psa_align_up(partition > sort ? partition : sort);
-    return e;
-}
-
 extern "C" cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_out)
 {
-    size_t workspace = 0;
-    cudaError_t e = scratch_workspace_bytes(key_bits, window, &workspace);
+    size_t workspace = 0; /* the partition's workspace (every plan's) */
+    cudaError_t e = psa_workspace_bytes(key_bits, window, NULL, &workspace);
     if (e != cudaSuccess)
         return e;
     const size_t kb = key_bits / 8;
@@ -948,7 +937,7 @@ extern "C" psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32
     const size_t kb = key_bits / 8;
     char *at = (char *)(((uintptr_t)block + 255) & ~(uintptr_t)255);
     /* the workspace: what the block holds before the slot arrays (at least what psa_scratch_bytes
-     * counted for the window when the block came from it; the partition and the sort check) */
+     * counted for the window when the block came from it; the partition checks) */
     const size_t slots = 2 * psa_align_up((size_t)window * kb) + psa_align_up(window);
     const size_t usable = block_bytes - (size_t)(at - (char *)block);
     s.workspace = at;

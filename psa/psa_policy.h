@@ -104,35 +104,36 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * windows at one a leaf (2^22 queries over 2^22 leaves: 0.72 / 0.67 ms with, 0.57 / 0.58 without)
  * and sparser ones (2^22 over 2^24 leaves) stay faster without. */
 #define PSA_LARGE_WINDOW (1u << 24)
-/* Unordered lookups of device-array windows of PSA_SORT_MIN_WINDOW queries or more with fewer than
- * PSA_MIN_QUERIES_PER_LEAF queries a leaf (64-bit keys: fewer than PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2,
- * below; psa_sort_pays in psa.h: also where psa_pays takes a large window from one a leaf) are
- * radix-sorted on psa_sort_bits(key_bits) top bits (psa_sort.cu), then
- * searched by the plain descent (its G: ntg_policy.h, NTG_SORTED_BYTES). Measured on the H100
- * (bench/NOTES.md, "Sparse unordered windows" and "The fixed-shape descent"): at 2^20 queries the
- * copy and the positions cost more than the sort saves, hence 2^21. In the library, session 8:
- * 64-bit 2^26 keys, 2^22 queries: 8 bits and G = 4 0.511 ms, 16 bits and G = 2 0.549; 32-bit 2^28
- * keys, 2^22 queries: 0.474 and 0.445, 2^24 queries (one a leaf): the partition 1.472, 16 bits and
- * G = 2 1.29. The sort_descend harness ranks them the same way at both widths. */
-#define PSA_SORT_MIN_WINDOW (1u << 21)
-/* ... and of 64-bit keys up to PSA_SORT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
- * partition would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100 (bench/NOTES.md,
- * "Session 18", sort_sweep's dense modes), sorted results over 2^26 64-bit keys, the sort path (8 bits, the
- * descent) against the partition: 2 queries a leaf 0.662 against 0.728 ms, 2.5 a leaf 0.809 / 0.807,
- * 3 a leaf 0.930 / 0.887, 4 a leaf 1.162 / 1.030; 32-bit keys over 2^28 (16 sort bits, two passes):
- * 2 a leaf 1.872 / 1.889, 2.5 a leaf 2.416 / 2.195 — so 32-bit windows keep the partition from
- * PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an integer. */
-#define PSA_SORT_MAX_HALVES_PER_LEAF_64 5
-static inline unsigned psa_sort_max_halves_per_leaf(unsigned key_bits)
+/* PSA's descent path (psa.h, psa_descent_pays): unordered lookups of device-array windows of
+ * PSA_DESCENT_MIN_WINDOW queries or more with fewer than PSA_MIN_QUERIES_PER_LEAF queries a leaf
+ * (64-bit keys: fewer than PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2, below; also where psa_pays takes
+ * a large window from one a leaf) are partitioned in one pass on PSA_DESCENT_BITS bits (the pass
+ * writes the caller's positions), then searched slot by slot by the plain descent from the fine
+ * start table (its G: ntg_policy.h, NTG_SORTED_BYTES), which reads only the keys and writes only
+ * the values and flags. Measured on the H100 (bench/NOTES.md, "Session 19", sort_sweep `part`),
+ * sorted results, ms, against the CUB radix sort this path replaced (8 bits for 64-bit keys, 16 for
+ * 32-bit, then the descent with the sort's positions) in one process: 64-bit 2^26 keys, 2^22
+ * queries 0.381 against 0.408, 2^23 queries 0.662 against 0.664 (G = 2; 0.651 at G = 4); 32-bit 2^28
+ * keys, 2^22 queries 0.342 against 0.381, 2^24 queries 1.072 against 1.076; 9 bits (one pass) and
+ * 12 or 16 (two) were slower at every size. At 2^20 queries (sort_sweep `part-small`), where the
+ * radix sort had lost to the descent in query order (session 7), the partition in front wins:
+ * 64-bit 2^26 keys 0.139 ms against the descent in query order's 0.144, 32-bit 2^28 keys 0.130
+ * against 0.136; hence 2^20 (2^19 not measured). */
+#define PSA_DESCENT_MIN_WINDOW (1u << 20)
+#define PSA_DESCENT_BITS 8
+/* ... and of 64-bit keys up to PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
+ * partition's staged search would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100
+ * (bench/NOTES.md, "Session 18", sort_sweep's dense modes, with the radix sort in front of the
+ * descent), sorted results over 2^26 64-bit keys, against the staged search: 2 queries a leaf 0.662
+ * against 0.728 ms, 2.5 a leaf 0.809 / 0.807, 3 a leaf 0.930 / 0.887, 4 a leaf 1.162 / 1.030 (and
+ * session 19, the partition in front: 4 a leaf 1.155); 32-bit keys over 2^28: 2 a leaf 1.872 / 1.889
+ * (session 19, the partition in front: 1.984 / 1.880), 2.5 a leaf 2.416 / 2.195 — so 32-bit windows
+ * keep the staged search from PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an
+ * integer. */
+#define PSA_DESCENT_MAX_HALVES_PER_LEAF_64 5
+static inline unsigned psa_descent_max_halves_per_leaf(unsigned key_bits)
 {
-    return key_bits == 64 ? PSA_SORT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
-}
-#define PSA_SORT_BITS_64 8
-#define PSA_SORT_BITS_32 16
-#define PSA_SORT_MAX_BITS 16
-static inline unsigned psa_sort_bits(unsigned key_bits)
-{
-    return key_bits == 32 ? PSA_SORT_BITS_32 : PSA_SORT_BITS_64;
+    return key_bits == 64 ? PSA_DESCENT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
 }
 
 /* Device-array windows take at most 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory for their

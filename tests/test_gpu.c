@@ -10,7 +10,7 @@
 #include "tests/test_util.h"
 #include "harmonia/tree_internal.h" /* the leaf level, to pick the dirty leaves of a scattered batch */
 #include "psa/psa.h"                /* psa_pays and the policy: which path a window takes */
-#include "psa/psa_gpu.h"            /* psa_scratch_bytes: what the sort path's workspace must hold */
+#include "psa/psa_gpu.h"            /* psa_scratch_bytes: what the descent path's workspace must hold */
 #include "ntg/ntg_policy.h"         /* the collect's G from the mean length, and the default G */
 #include "ntg/ntg.h"                /* the start table's entries */
 #include "harmonia/gpu_engine.h"    /* hm_gpu_start_table */
@@ -346,8 +346,8 @@ static void test_batch_sizes_and_windows(void **state)
 /* Dense keys, keys whose top bits are all equal, extremes (0 and the maximum), a one-key and an
  * empty tree. */
 /* A model of n keys in a narrow band at the top of the key width, `stride` apart, the largest the
- * maximum key: every key's top bits equal (the PSA plans and the sort path take their bits where
- * key_min and key_max differ). */
+ * maximum key: every key's top bits equal (the PSA plans take their bits where key_min and key_max
+ * differ). */
 static void make_top_band(tu_model *m, uint32_t bits, uint64_t n, uint64_t stride, uint64_t *rng)
 {
     tu_model_make(m, bits, n, TU_DENSE, rng);
@@ -854,18 +854,20 @@ static void test_start_table(void **state)
     }
 }
 
-/* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA by
- * radix sort then the plain descent (psa_sort.cu), with PSA auto; against the CPU engine, every
- * position once. Shapes: uniform keys, and a narrow band near the maximum (the sort's bits sit
- * where key_min and key_max differ); queries 0 and the maximum among them. */
+/* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA's
+ * descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the positions, then the
+ * plain descent over the slots), with PSA auto; against the CPU engine, every position once.
+ * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
+ * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
+ * last, the descent finds nothing for them); two windows (the second's positions from its base);
+ * a config's bits (a two-pass plan under the descent). */
 static void test_sparse_unordered(void **state)
 {
     (void)state;
     uint64_t rng = 77;
     for (unsigned w = 0; w < 2; w++)
         for (int shape = 0; shape < 2; shape++) {
-            /* both widths under the sanitizers too: 64-bit keys are sorted straight from the caller's
-             * queries (one CUB pass), 32-bit ones through a copy (two passes) */
+            /* both widths under the sanitizers too */
             if (quick() && shape == 1)
                 continue;
             const uint32_t bits = w ? 64 : 32;
@@ -877,16 +879,16 @@ static void test_sparse_unordered(void **state)
             } else {
                 tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
             }
-            /* leaves at 70 %: about 1.5M leaves, more than half the queries: the partition does not
-             * pay (psa_pays), the sort does (psa_sort_pays) */
+            /* leaves at 70 %: about 1.5M leaves, more than half the queries: the staged search does
+             * not pay (psa_pays), the descent path does (psa_descent_pays) */
             harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
                                                          0.7, &rng)
                                           : build_filled(&m, w ? 16 : 32, 8, 0.7, &rng);
             const uint64_t n = (1u << 21) + 333;
-            /* the window takes the sort path: the partition declines, and it is large enough */
+            /* the window takes the descent path: the staged search declines, and it is large enough */
             assert_false(psa_pays(n, t->kr.n_leaves));
-            assert_true(psa_sort_pays(n, t->kr.n_leaves, t->kr.key_bits));
-            /* harmonia_query_workspace_bytes counts the sort's scratch for unordered lookups of device
+            assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits));
+            /* harmonia_query_workspace_bytes counts PSA's scratch for unordered lookups of device
              * arrays, and none for the same batch in query order (the descent alone) */
             harmonia_query_config wc;
             harmonia_query_config_init(&wc);
@@ -906,11 +908,15 @@ static void test_sparse_unordered(void **state)
             tu_set(q, bits, 1, tu_mask(bits));
             tu_set(q, bits, n / 2, m.keys[0]);
             tu_set(q, bits, n - 1, m.keys[m.n - 1]);
-            check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: sorted, then the descent */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: partitioned, then the descent */
             check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
+            check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 1); /* two windows: 2^21 queries, then 333 */
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent alone */
+            config_psa_bits = 12; /* the config's plan (6 + 6 bits) under the descent */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
+            config_psa_bits = 0;
             if (shape == 0 && !quick()) {
-                /* the sorted descent at other G, then a window whose sort has one bucket (every query
+                /* the descent at other G, then a window whose partition has one bucket (every query
                  * the same key) and one whose buckets hold 0, the maximum and the tree's keys (not in
                  * quick mode: the sanitizers run the same kernels on the window above) */
                 check_lookups(t, bits, q, n, 1, -1, 0, 1, 1);
@@ -922,11 +928,11 @@ static void test_sparse_unordered(void **state)
                 for (uint64_t i = 0; i < n; i++)
                     tu_set(q, bits, i, i % 3 == 0 ? 0 : i % 3 == 1 ? tu_mask(bits) : m.keys[(i * 7919) % m.n]);
                 check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
-                /* 2.2 queries a leaf: the partition pays (psa_pays), and 64-bit keys still take the
-                 * sort path below 2.5 a leaf (psa_policy.h), 32-bit ones the partition */
+                /* 2.2 queries a leaf: the staged search pays (psa_pays), and 64-bit keys still take
+                 * the descent path below 2.5 a leaf (psa_policy.h), 32-bit ones the staged search */
                 const uint64_t n2 = t->kr.n_leaves * 11 / 5;
                 assert_true(psa_pays(n2, t->kr.n_leaves));
-                assert_int_equal(psa_sort_pays(n2, t->kr.n_leaves, bits), bits == 64);
+                assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits), bits == 64);
                 void *q2 = make_queries(&m, n2, &rng);
                 tu_set(q2, bits, 0, 0);
                 tu_set(q2, bits, 1, tu_mask(bits));

@@ -79,30 +79,46 @@ static void test_plan_shape(void **state)
     assert_int_equal(psa_bucket(&p, UINT64_MAX), 0);
 }
 
-/* The auto policy's choice between the partition (psa_pays) and the sort path (psa_sort_pays) for
- * unordered lookups, at the bounds psa_policy.h gives. */
-static void test_sort_or_partition(void **state)
+/* The auto policy's choice between the staged search (psa_pays) and the descent path
+ * (psa_descent_pays) for unordered lookups, at the bounds psa_policy.h gives, and the descent
+ * path's plan: one pass on PSA_DESCENT_BITS bits of the span (fewer where it is narrower). */
+static void test_descent_or_partition(void **state)
 {
     (void)state;
     const uint64_t leaves = 1u << 22; /* 2^26 keys in leaves of 16 */
     for (unsigned bits = 32; bits <= 64; bits += 32) {
-        /* sparse windows: the sort, from PSA_SORT_MIN_WINDOW on */
-        assert_true(psa_sort_pays(leaves, leaves, bits));
+        /* sparse windows: the descent path, from PSA_DESCENT_MIN_WINDOW on */
+        assert_true(psa_descent_pays(leaves, leaves, bits));
         assert_false(psa_pays(leaves, leaves));
-        assert_false(psa_sort_pays(PSA_SORT_MIN_WINDOW - 1, leaves, bits));
-        assert_true(psa_sort_pays(PSA_SORT_MIN_WINDOW, leaves, bits));
-        /* dense windows: the partition */
+        assert_false(psa_descent_pays(PSA_DESCENT_MIN_WINDOW - 1, leaves, bits));
+        assert_true(psa_descent_pays(PSA_DESCENT_MIN_WINDOW, leaves, bits));
+        /* dense windows: the staged search */
         assert_true(psa_pays(4 * leaves, leaves));
-        assert_false(psa_sort_pays(4 * leaves, leaves, bits));
-        assert_false(psa_sort_pays(3 * leaves, leaves, bits));
+        assert_false(psa_descent_pays(4 * leaves, leaves, bits));
+        assert_false(psa_descent_pays(3 * leaves, leaves, bits));
     }
-    /* from 2 to 2.5 queries a leaf: the sort for 64-bit keys, the partition for 32-bit ones */
+    /* from 2 to 2.5 queries a leaf: the descent path for 64-bit keys, the staged search for 32-bit */
     assert_true(psa_pays(2 * leaves, leaves));
-    assert_true(psa_sort_pays(2 * leaves, leaves, 64));
-    assert_false(psa_sort_pays(2 * leaves, leaves, 32));
-    assert_true(psa_sort_pays(5 * leaves / 2 - 1, leaves, 64));
-    assert_false(psa_sort_pays(5 * leaves / 2, leaves, 64));
-    assert_true(psa_sort_pays(2 * leaves - 1, leaves, 32));
+    assert_true(psa_descent_pays(2 * leaves, leaves, 64));
+    assert_false(psa_descent_pays(2 * leaves, leaves, 32));
+    assert_true(psa_descent_pays(5 * leaves / 2 - 1, leaves, 64));
+    assert_false(psa_descent_pays(5 * leaves / 2, leaves, 64));
+    assert_true(psa_descent_pays(2 * leaves - 1, leaves, 32));
+    /* the plan: one pass of PSA_DESCENT_BITS bits over the span, whatever the full plan's bits */
+    const psa_plan full = psa_make_plan(1000, UINT64_MAX - 5, leaves, 128, 0);
+    assert_true(full.bits2 > 0);
+    psa_plan p = psa_descent_plan(&full, leaves, 128);
+    assert_int_equal(p.bits, PSA_DESCENT_BITS);
+    assert_int_equal(p.bits1, PSA_DESCENT_BITS);
+    assert_int_equal(p.bits2, 0);
+    assert_true(p.key_min == 1000 && p.key_max == UINT64_MAX - 5);
+    assert_int_equal(psa_bucket(&p, 0), 0);
+    assert_int_equal(psa_bucket(&p, UINT64_MAX), (1u << PSA_DESCENT_BITS) - 1);
+    /* a span of 5 bits: 5 bits */
+    const psa_plan narrow = psa_make_plan(64, 64 + 31, 8, 128, 0);
+    p = psa_descent_plan(&narrow, 8, 128);
+    assert_int_equal(p.bits, 5);
+    assert_int_equal(p.bits2, 0);
 }
 
 /* What the search needs of the bucket function (psa.h): buckets are monotone in q; every q of
@@ -172,7 +188,7 @@ int main(void)
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_plan_shape),
         cmocka_unit_test(test_bucket_order),
-        cmocka_unit_test(test_sort_or_partition),
+        cmocka_unit_test(test_descent_or_partition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,12 @@
  *    (ntg_launch_lookup on the tree's view, G = the call's), the call with memory = DEVICE and the
  *    call with a NULL config; each launch + cudaStreamSynchronize(0).
  *
+ * 4. (`stream` mode, session 19) Calls back to back on one stream: each timed sample is STREAM_CALLS
+ *    calls of one method queued on the legacy stream (Harmonia: harmonia_lookup_async, NULL config
+ *    and memory = DEVICE; the baselines: their launches) and one synchronisation at the end, events
+ *    around the whole; µs a call = the sample / STREAM_CALLS. Beside them the same calls each
+ *    synchronised (the synchronous rows of bench_versus). In rounds, median of 31.
+ *
  * Methods: harmonia_lookup with a NULL config and with memory = DEVICE (synchronous calls); the
  * K-ary Eytzinger layout and the hash table of the suite, each launch + cudaStreamSynchronize(0),
  * as bench_versus times them. Every method's results checked against the CPU engine. */
@@ -28,7 +34,7 @@
 
 namespace {
 
-bool g_ncu = false, g_launch = false;
+bool g_ncu = false, g_launch = false, g_stream = false;
 
 struct small_args {
     const void *p;
@@ -185,7 +191,53 @@ int run_tree(uint32_t bits, uint32_t keys_log2)
                 bad = 1;
             }
         }
-        if (g_launch) {
+        if (g_stream) {
+            const int calls = 64;
+            auto many = [&](std::function<void()> f, bool sync_each) {
+                return [f, sync_each, calls] {
+                    for (int k = 0; k < calls; k++) {
+                        f();
+                        if (sync_each)
+                            CK(cudaStreamSynchronize(0));
+                    }
+                    CK(cudaStreamSynchronize(0));
+                };
+            };
+            harmonia_status sa = HARMONIA_OK;
+            std::vector<method> sm = {
+                {"harmonia_lookup_async, NULL config",
+                 many([&] { sa = sa ? sa : harmonia_lookup_async(tree, NULL, d_q, nq, d_out, d_found, NULL); }, false)},
+                {"harmonia_lookup_async, memory device",
+                 many([&] { sa = sa ? sa : harmonia_lookup_async(tree, &qc, d_q, nq, d_out, d_found, NULL); }, false)},
+                {"eytzinger_k9, launches", many([&] { eyt_lookup_device(eyt, d_q, nq, d_out, d_found); }, false)},
+                {"binary search, launches", many([&] { bsearch_lookup_device(arr, d_q, nq, NULL, d_out, d_found); }, false)},
+                {"hash_table, launches", many([&] { hash_lookup_device(hash, d_q, nq, d_out, d_found); }, false)},
+                {"harmonia_lookup (sync), NULL config",
+                 many([&] { sa = sa ? sa : harmonia_lookup(tree, NULL, d_q, nq, d_out, d_found); }, false)},
+                {"eytzinger_k9, each synchronised", many([&] { eyt_lookup_device(eyt, d_q, nq, d_out, d_found); }, true)},
+            };
+            for (size_t i = 0; i < sm.size(); i++) { /* every stream method's results checked once */
+                CK(cudaMemset(d_out, 0xA5, nq * kb));
+                CK(cudaMemset(d_found, 0xA5, nq));
+                sm[i].run();
+                CK(cudaDeviceSynchronize());
+                const check_result c = verify_lookup_device(&vf, d_q, d_out, d_found, NULL, NULL);
+                if (!c.ok || sa != HARMONIA_OK) {
+                    printf("  %s: MISMATCH (%s)\n", sm[i].name, sa ? harmonia_last_error(tree) : "results");
+                    bad = 1;
+                }
+            }
+            auto pause = [&] {};
+            printf("\n%u-bit 2^%u keys, 2^%u queries: µs a call, %d calls a sample, median of 31 rounds\n", bits,
+                   keys_log2, b, calls);
+            for (int rep = 0; rep < 2; rep++) {
+                const std::vector<double> r = rounds(sm, 31, ea, eb, pause);
+                for (size_t i = 0; i < sm.size(); i++)
+                    printf("  %-40s %8.2f\n", sm[i].name, r[i] / calls);
+                printf("  stream: NULL config / best baseline = %.3fx; synchronous: %.3fx\n",
+                       std::min(r[2], std::min(r[3], r[4])) / r[0], r[6] / r[5]);
+            }
+        } else if (g_launch) {
             small_args sa = {d_q, nq};
             big_args ba;
             memset(&ba, 0, sizeof ba);
@@ -266,6 +318,7 @@ int main(int argc, char **argv)
 {
     g_ncu = argc > 1 && !strcmp(argv[1], "ncu");
     g_launch = argc > 1 && !strcmp(argv[1], "launch");
+    g_stream = argc > 1 && !strcmp(argv[1], "stream");
     int rc = run_tree(64, 26);
     rc |= run_tree(32, 28);
     printf(rc ? "FAILED\n" : "OK\n");

@@ -44,6 +44,12 @@ static bool g_ncu = false;
 /* `small` mode (argv[1] = "small"): the small batches only (no sort sweep). */
 static bool g_small = false;
 static bool g_dense = false; /* `dense` / `dense2` (above) */
+/* `part` mode (session 19): PSA's partition (psa_partition, unordered: the passes write the 64-bit
+ * positions) at B bits, then the plain descent from the fine table over the partitioned keys in
+ * slot order (no positions read or written by the descent), against the library's call, its sort
+ * path by hand at the policy's B and G, and the 16-bit baseline. `part-small`: the same at 2^20 and
+ * 2^21 queries, where the library's call switches from the descent in query order. */
+static bool g_part = false;
 
 static float median_ms(const std::function<void()> &f)
 {
@@ -106,7 +112,8 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, d
     std::vector<K> keys(n), values(n), q(nq);
     for (uint64_t i = 0; i < n; i++)
         keys[i] = bits == 64 ? (K)util_mix64(i + 1) : (K)(16 * i + (util_mix64(i) & 15));
-    std::sort(keys.begin(), keys.end());
+    if (!std::is_sorted(keys.begin(), keys.end()))
+        std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     const uint64_t nk = keys.size();
     for (uint64_t i = 0; i < nk; i++)
@@ -197,11 +204,11 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, d
            t->gpu->start_fine ? t->gpu->start_fine_plan.bits : 0);
     printf("  start table: %s, %u bits\n", view->start ? "yes" : "no", view->start ? view->start_plan.bits : 0);
     for (int b : {8, 12, 16}) {
-        if (g_ncu && b != (bits == 64 ? 8 : 16))
+        if ((g_ncu || g_part) && b != (bits == 64 ? 8 : 16))
             continue;
         const int end = span_bits, begin = end > b ? end - b : 0;
         for (uint32_t g : {1u, 2u, 4u, 8u}) {
-            if (g_ncu && g != (bits == 64 ? 4u : 2u))
+            if ((g_ncu || g_part) && g != (bits == 64 ? 4u : 2u))
                 continue;
             for (int table = 1; table >= 0; table--) {
                 if (g_dense && !table)
@@ -221,7 +228,7 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, d
         }
     }
     for (int b : {8, 12, 16}) {
-        if (g_ncu && b != 16)
+        if ((g_ncu || g_part) && b != 16)
             continue;
         const int end = span_bits, begin = end > b ? end - b : 0;
         ms = median_ms([&] {
@@ -233,6 +240,35 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, d
         char name[128];
         snprintf(name, sizeof name, "sort [%d,%d) + binary search (the baseline), u32 positions", begin, end);
         check(name, ms, false);
+    }
+    if (g_part) { /* the partition at B bits, then the descent over its slots */
+        const psa_plan lib = t->gpu->plan;
+        for (uint32_t b : {8u, 9u, 12u, 16u}) {
+            const psa_plan plan = psa_make_plan(lib.key_min, lib.key_max, view->n_leaves,
+                                                view->leaf_size * (bits / 8), b);
+            size_t wb = 0;
+            CK(psa_workspace_bytes(bits, (uint32_t)nq, &plan, &wb));
+            void *d_ws = nullptr;
+            CK(cudaMalloc(&d_ws, wb));
+            for (uint32_t g : {1u, 2u, 4u}) {
+                cudaError_t pe = cudaSuccess;
+                ms = median_ms([&] {
+                    psa_partitioned part;
+                    cudaError_t e = psa_partition(bits, &plan, d_q, (uint32_t)nq, d_p64, 0, d_ws, wb, &part, 0);
+                    if (e == cudaSuccess)
+                        e = ntg_launch_lookup(&fine_view, &t->gpu->cut, g, part.keys, NULL, nq, d_v, d_f, NULL, 0, 0);
+                    if (e != cudaSuccess)
+                        pe = e;
+                });
+                CK(pe);
+                char name[128];
+                snprintf(name, sizeof name, "partition %u bits (%u+%u) + descent G=%u, u64 positions", plan.bits,
+                         plan.bits1, plan.bits2, g);
+                check(name, ms, true);
+            }
+            CK(cudaFree(d_ws));
+        }
+        printf("  library's plan: %u bits (%u+%u)\n", lib.bits, lib.bits1, lib.bits2);
     }
     } /* !g_small */
     /* query order, the library's call (memory DEVICE) at each G, and the NULL config: small batches */
@@ -335,8 +371,7 @@ static void costs()
     }));
     printf("host cost a call: psa_workspace_bytes (u64, 2^27) %.3f us\n",
            per_call([&] { psa_workspace_bytes(64, 1u << 27, NULL, &b); }));
-    printf("host cost a call: psa_sort_workspace_bytes (u64, 2^22) %.3f us\n",
-           per_call([&] { psa_sort_workspace_bytes(64, 1u << 22, &b); }));
+    /* (psa_sort_workspace_bytes went with psa_sort.cu in session 19) */
     printf("host cost a call: psa_scratch_bytes (u64, 2^27) %.3f us\n",
            per_call([&] { psa_scratch_bytes(64, 1u << 27, &b); }));
 }
@@ -355,6 +390,27 @@ int main(int argc, char **argv)
     if (g_dense) {
         rc |= run_case<uint64_t>(26, 24);
         rc |= run_case<uint64_t>(26, 23);
+        rc |= run_case<uint32_t>(28, 25);
+        printf(rc ? "FAILED\n" : "OK\n");
+        return rc;
+    }
+    if (argc > 1 && !strcmp(argv[1], "part-small")) { /* where the descent path starts: 2^20, 2^21 */
+        g_part = g_dense = true;
+        rc |= run_case<uint64_t>(26, 20);
+        rc |= run_case<uint64_t>(26, 21);
+        rc |= run_case<uint32_t>(28, 20);
+        rc |= run_case<uint32_t>(28, 21);
+        printf(rc ? "FAILED\n" : "OK\n");
+        return rc;
+    }
+    g_part = argc > 1 && !strcmp(argv[1], "part");
+    if (g_part) {
+        g_dense = true; /* the fine table, no small batches */
+        rc |= run_case<uint64_t>(26, 22);
+        rc |= run_case<uint64_t>(26, 23);
+        rc |= run_case<uint64_t>(26, 24);
+        rc |= run_case<uint32_t>(28, 22);
+        rc |= run_case<uint32_t>(28, 24);
         rc |= run_case<uint32_t>(28, 25);
         printf(rc ? "FAILED\n" : "OK\n");
         return rc;
