@@ -156,8 +156,9 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
                      psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits);
     if (c->psa_descent) {
         c->psa = true; /* its scratch is PSA's */
-        if (!config->psa_bits) /* (a config's bits make its plan, which the descent takes as it is) */
-            c->plan = psa_descent_plan(&g->plan, tree->kr.n_leaves, tree->kr.leaf_size * (tree->kr.key_bits / 8));
+        /* always its own one-pass plan (a config's psa_bits shape the staged search's buckets): the
+         * descent reads slots 0 .. n - 1, which only a one-pass partition fills without gaps */
+        c->plan = psa_descent_plan(&g->plan, tree->kr.n_leaves, tree->kr.leaf_size * (tree->kr.key_bits / 8));
     }
     st = choose_group_size(tree, config, c->count, point, c->psa_descent, &c->group_size);
     if (st != HARMONIA_OK)

@@ -542,8 +542,11 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         const uint32_t r = at - sh.offsets[b], first = sh.counts[b];
         const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
         const bool out_of_span = !second && b == (1u << plan.bits1);
-        if (!out_of_span) {
-            keys_out[slot] = q; /* a query outside the span is not searched: its key is not needed */
+        /* a query outside the span is not searched by the staged search: its key is needed only by
+         * the descent over every slot of an unordered one-pass plan (PSA's descent path), where the
+         * outside region is slots *in_span .. n - 1 */
+        if (!out_of_span || (UNORDERED && fin.in_span_final)) {
+            keys_out[slot] = q;
             /* pass 1 of a two-pass plan: the fine bin beside the key, for pass 2's count */
             if (fine_bytes == 1)
                 static_cast<uint8_t *>(fine_out)[slot] = (uint8_t)fine;

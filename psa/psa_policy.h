@@ -115,11 +115,12 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 32-bit, then the descent with the sort's positions) in one process: 64-bit 2^26 keys, 2^22
  * queries 0.381 against 0.408, 2^23 queries 0.662 against 0.664 (G = 2; 0.651 at G = 4); 32-bit 2^28
  * keys, 2^22 queries 0.342 against 0.381, 2^24 queries 1.072 against 1.076; 9 bits (one pass) and
- * 12 or 16 (two) were slower at every size. At 2^20 queries (sort_sweep `part-small`), where the
- * radix sort had lost to the descent in query order (session 7), the partition in front wins:
- * 64-bit 2^26 keys 0.139 ms against the descent in query order's 0.144, 32-bit 2^28 keys 0.130
- * against 0.136; hence 2^20 (2^19 not measured). */
-#define PSA_DESCENT_MIN_WINDOW (1u << 20)
+ * 12 or 16 (two) were slower at every size. At 2^20 queries the pipeline by hand beat the descent
+ * in query order (sort_sweep `part-small`: 64-bit 2^26 keys 0.139 ms against 0.144, 32-bit 2^28
+ * keys 0.130 against 0.136), but the library's call did not (bench_versus, call 3 of session 19,
+ * sorted results at 2^20 queries: 1.28 -> 1.25x and 1.32 -> 1.26x the baseline with the path taken
+ * from 2^20): hence 2^21. */
+#define PSA_DESCENT_MIN_WINDOW (1u << 21)
 #define PSA_DESCENT_BITS 8
 /* ... and of 64-bit keys up to PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
  * partition's staged search would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100

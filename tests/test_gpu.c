@@ -859,8 +859,8 @@ static void test_start_table(void **state)
  * plain descent over the slots), with PSA auto; against the CPU engine, every position once.
  * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
  * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
- * last, the descent finds nothing for them); two windows (the second's positions from its base);
- * a config's bits (a two-pass plan under the descent). */
+ * last, and the descent searches them too); two windows (the second's positions from its base);
+ * a config's psa_bits (which the descent path does not take: it needs a one-pass plan). */
 static void test_sparse_unordered(void **state)
 {
     (void)state;
@@ -912,7 +912,7 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 1); /* two windows: 2^21 queries, then 333 */
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent alone */
-            config_psa_bits = 12; /* the config's plan (6 + 6 bits) under the descent */
+            config_psa_bits = 12; /* a config's bits (a two-pass plan): the descent keeps its own */
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
             config_psa_bits = 0;
             if (shape == 0 && !quick()) {
