@@ -40,7 +40,7 @@ typedef struct hm_call {
     bool device_memory;
     int psa_option;        /* the config's psa: 1 on, 0 off, -1 auto */
     bool psa;              /* windows go through PSA (psa.h), with its scratch: by partition, or ... */
-    bool psa_descent;      /* ... by a one-pass partition, then the plain descent (sparse unordered
+    bool psa_descent;      /* ... by a one-pass partition, then the plain descent (sparse lookup
                               windows: psa_descent_pays) */
     bool unordered;
     uint32_t group_size;
@@ -150,10 +150,11 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
         window = PSA_MAX_WINDOW;
     c->window = (uint32_t)window;
     c->psa = psa_applies && (c->psa_option > 0 || (c->psa_option < 0 && psa_pays(c->window, tree->kr.n_leaves)));
-    /* unordered lookups of large device-array windows too sparse for the partition's staged search:
-     * PSA's descent path, a one-pass partition on a coarse plan, then the descent */
-    c->psa_descent = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->unordered && c->device_memory &&
-                     psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits);
+    /* lookups of large device-array windows too sparse for the partition's staged search: PSA's
+     * descent path, a one-pass partition on a coarse plan, then the descent (and, for results in
+     * query order, the restore) */
+    c->psa_descent = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->device_memory &&
+                     psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits, c->unordered);
     if (c->psa_descent) {
         c->psa = true; /* its scratch is PSA's */
         /* always its own one-pass plan (a config's psa_bits shape the staged search's buckets): the
@@ -193,15 +194,24 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     }
     assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
     if (c->psa && c->psa_descent) {
-        /* the pass writes the caller's positions; the descent reads the slots' keys and writes their
-         * values and flags (those outside the span too: it finds nothing for them) */
+        /* unordered, the pass writes the caller's positions and the descent the values and flags of
+         * the slots (those outside the span too: it finds nothing for them); in query order the
+         * descent writes the slot-order buffers and the restore brings them back */
         psa_partitioned part;
-        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, (uint64_t *)d_out[2], position_base,
-                                      scratch->workspace, scratch->workspace_bytes, &part, stream);
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered ? (uint64_t *)d_out[2] : NULL,
+                                      position_base, scratch->workspace, scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
-        return ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, d_out[0], (uint8_t *)d_out[1], NULL,
-                                 0, stream);
+        if (c->unordered)
+            return ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, d_out[0], (uint8_t *)d_out[1],
+                                     NULL, 0, stream);
+        e = ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, scratch->slot_values, scratch->slot_found,
+                              NULL, 0, stream);
+        const psa_outside_answer below = {c->plan.key_min, g->min_value, false}; /* a lookup below: none */
+        if (e == cudaSuccess)
+            e = psa_restore(v->key_bits, &part, scratch->slot_values, NULL, scratch->slot_found, d_out[0], NULL,
+                            (uint8_t *)d_out[1], &below, stream);
+        return e;
     }
     if (c->psa) {
         psa_partitioned part;
@@ -900,10 +910,10 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
         window = PSA_MIN_WINDOW;
     if (window > PSA_MAX_WINDOW)
         window = PSA_MAX_WINDOW;
-    /* the staged search's plan, or (unordered lookups of device arrays) the descent path's: the same
-     * scratch */
-    const bool sorted = kind == HARMONIA_QUERY_LOOKUP_UNORDERED && !host && config->psa < 0 &&
-                        psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits);
+    /* the staged search's plan, or (lookups of device arrays) the descent path's: the same scratch */
+    const bool unordered = kind == HARMONIA_QUERY_LOOKUP_UNORDERED;
+    const bool sorted = (unordered || kind == HARMONIA_QUERY_LOOKUP) && !host && config->psa < 0 &&
+                        psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
                      (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)) || sorted);
     size_t psa_bytes = 0;

@@ -37,11 +37,14 @@
  * where they were measured"), which would cost more than the search. Unordered results skip the
  * restore: the passes carry each query's index to the slot instead (positions).
  *
- * Unordered lookups of sparse windows (fewer than about 2 queries a leaf: psa_descent_pays) take
- * PSA's descent path: one pass on a coarse plan (psa_descent_plan, PSA_DESCENT_BITS bits), which
- * writes the positions, then the plain descent (ntg/) over the slots in order — neighbouring slots
- * lie in one bucket, so a warp's descents share their upper levels in L1 — instead of the staged
- * search, whose staged leaves would each serve one query or none.
+ * Lookups of sparse windows (unordered: fewer than about 2 queries a leaf; in query order, 32-bit
+ * keys below one a leaf: psa_descent_pays) take PSA's descent path: one pass on a coarse plan
+ * (psa_descent_plan, PSA_DESCENT_BITS bits; unordered, it writes the positions), then the plain
+ * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
+ * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would
+ * each serve one query or none; results in query order then go back through psa_restore. One-pass
+ * partitions write the keys of the queries outside the span too, so that the descent reads a key
+ * at every slot.
  *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
  * complete): after psa_partition every query of the window sits at exactly one slot, with its key;
@@ -104,16 +107,17 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
            (window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves || (window >= PSA_LARGE_WINDOW && window >= n_leaves));
 }
 
-/* Whether a window of unordered lookups in device memory of key_bits-bit keys takes PSA's descent
- * path (partitioned in one pass on PSA_DESCENT_BITS bits, then the plain descent over its slots:
- * psa_descent_plan) rather than the staged search of a full plan or the descent in query order
- * (the auto policy: psa_policy.h): large, and sparser than psa_descent_max_halves_per_leaf / 2
- * queries a leaf (the staged search wants denser windows; 64-bit keys' descent beats it a little
- * further). */
-static inline bool psa_descent_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits)
+/* Whether a window of lookups in device memory of key_bits-bit keys takes PSA's descent path
+ * (partitioned in one pass on PSA_DESCENT_BITS bits, then the plain descent over its slots:
+ * psa_descent_plan; results in query order restored from the slots) rather than the staged search
+ * of a full plan or the descent in query order (the auto policy: psa_policy.h): large, and sparser
+ * than psa_descent_max_halves_per_leaf / 2 queries a leaf (the staged search wants denser windows;
+ * unordered results of 64-bit keys take the descent a little further; results in query order of
+ * 64-bit keys never). */
+static inline bool psa_descent_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits, bool unordered)
 {
     return window >= PSA_DESCENT_MIN_WINDOW &&
-           2 * window < (uint64_t)psa_descent_max_halves_per_leaf(key_bits) * n_leaves;
+           2 * window < (uint64_t)psa_descent_max_halves_per_leaf(key_bits, unordered) * n_leaves;
 }
 
 /* The one-pass plan of the descent path: PSA_DESCENT_BITS bits of plan's span (fewer where the

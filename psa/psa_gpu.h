@@ -53,10 +53,9 @@ psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits
  * caller's array of n 64-bit words) carry each query's index through the passes instead, and the
  * pass that makes a slot final writes positions_out[slot] = position_base + the query's index in the
  * window (every slot, those outside the span included): the search then writes values and found
- * flags only (ntg_launch_search_partitioned, unordered). Unordered windows of one-pass plans also
- * get the keys of the queries outside the span (slots *in_span .. n - 1), so that out->keys holds
- * every query at slots 0 .. n - 1 (PSA's descent path searches them all). Asynchronous; errors are
- * launch errors. */
+ * flags only (ntg_launch_search_partitioned, unordered). One-pass plans also write the keys of the
+ * queries outside the span (slots *in_span .. n - 1), so that out->keys holds every query at slots
+ * 0 .. n - 1 (PSA's descent path searches them all). Asynchronous; errors are launch errors. */
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
                           uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
                           psa_partitioned *out, cudaStream_t stream);

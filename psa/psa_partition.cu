@@ -543,9 +543,9 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
         const bool out_of_span = !second && b == (1u << plan.bits1);
         /* a query outside the span is not searched by the staged search: its key is needed only by
-         * the descent over every slot of an unordered one-pass plan (PSA's descent path), where the
-         * outside region is slots *in_span .. n - 1 */
-        if (!out_of_span || (UNORDERED && fin.in_span_final)) {
+         * the descent over every slot of a one-pass plan (PSA's descent path), where the outside
+         * region is slots *in_span .. n - 1 (fin.in_span_final: pass 1 of a one-pass plan) */
+        if (!out_of_span || fin.in_span_final) {
             keys_out[slot] = q;
             /* pass 1 of a two-pass plan: the fine bin beside the key, for pass 2's count */
             if (fine_bytes == 1)

@@ -132,8 +132,21 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * keep the staged search from PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an
  * integer. */
 #define PSA_DESCENT_MAX_HALVES_PER_LEAF_64 5
-static inline unsigned psa_descent_max_halves_per_leaf(unsigned key_bits)
+/* Lookups with results in query order take the descent path too, its results restored to query
+ * order from the slots (psa_restore), for 32-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32
+ * / 2 queries a leaf; 64-bit keys keep the descent in query order. Measured on the H100
+ * (bench/NOTES.md, "Session 19", sort_sweep `part-q`), ms, the library's call (the descent in query
+ * order; from 2^24 queries and one a leaf the staged search) against the partition at 8 bits + the
+ * descent (G = 2) + the restore: 32-bit 2^28 keys, 2^22 queries (0.25 a leaf) 0.480 / 0.403, 2^23
+ * (0.5) 0.960 / 0.752, 2^24 (one a leaf: the staged search) 1.500 / 1.442, 2^25 2.206 / 2.760; 64-bit
+ * 2^26 keys, 2^21 queries 0.269 / 0.275 (G = 4: 0.264), 2^22 0.508 / 0.498 (0.479), 2^23 0.865 /
+ * 0.979 — within the few per cent that the library's call adds to a pipeline by hand (2^20 queries,
+ * unordered, above) for 64-bit keys up to one a leaf, behind from two. */
+#define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 2
+static inline unsigned psa_descent_max_halves_per_leaf(unsigned key_bits, int unordered)
 {
+    if (!unordered)
+        return key_bits == 32 ? PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 : 0;
     return key_bits == 64 ? PSA_DESCENT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
 }
 

@@ -854,9 +854,10 @@ static void test_start_table(void **state)
     }
 }
 
-/* Unordered lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA's
- * descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the positions, then the
- * plain descent over the slots), with PSA auto; against the CPU engine, every position once.
+/* Lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA's descent path (a
+ * one-pass partition on PSA_DESCENT_BITS bits, which writes the positions of unordered windows, then
+ * the plain descent over the slots; in query order, for 32-bit keys below one query a leaf, the
+ * restore), with PSA auto; against the CPU engine, every position once.
  * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
  * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
  * last, and the descent searches them too); two windows (the second's positions from its base);
@@ -880,16 +881,20 @@ static void test_sparse_unordered(void **state)
                 tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
             }
             /* leaves at 70 %: about 1.5M leaves, more than half the queries: the staged search does
-             * not pay (psa_pays), the descent path does (psa_descent_pays) */
+             * not pay (psa_pays), the descent path does (psa_descent_pays); 32-bit keys of shape 0 at
+             * 35 %, about 3M leaves, more than the queries: results in query order take it too */
+            const double fill = shape == 0 && bits == 32 ? 0.35 : 0.7;
             harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
-                                                         0.7, &rng)
-                                          : build_filled(&m, w ? 16 : 32, 8, 0.7, &rng);
+                                                         fill, &rng)
+                                          : build_filled(&m, w ? 16 : 32, 8, fill, &rng);
             const uint64_t n = (1u << 21) + 333;
             /* the window takes the descent path: the staged search declines, and it is large enough */
             assert_false(psa_pays(n, t->kr.n_leaves));
-            assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits));
+            assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, true));
+            assert_int_equal(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, false), shape == 0 && bits == 32);
             /* harmonia_query_workspace_bytes counts PSA's scratch for unordered lookups of device
-             * arrays, and none for the same batch in query order (the descent alone) */
+             * arrays, and for the same batch in query order where the descent path takes it too
+             * (32-bit keys of shape 0), else none (the descent alone) */
             harmonia_query_config wc;
             harmonia_query_config_init(&wc);
             wc.backend = HARMONIA_BACKEND_GPU;
@@ -902,7 +907,7 @@ static void test_sparse_unordered(void **state)
             assert_true(scratch_bytes > 0 && device_bytes >= scratch_bytes);
             assert_int_equal(harmonia_query_workspace_bytes(t, &wc, HARMONIA_QUERY_LOOKUP, n, &device_bytes, NULL),
                              HARMONIA_OK);
-            assert_int_equal(device_bytes, 0);
+            assert_int_equal(device_bytes, shape == 0 && bits == 32 ? scratch_bytes : 0);
             void *q = make_queries(&m, n, &rng);
             tu_set(q, bits, 0, 0);
             tu_set(q, bits, 1, tu_mask(bits));
@@ -911,7 +916,10 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: partitioned, then the descent */
             check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 1); /* two windows: 2^21 queries, then 333 */
-            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent alone */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path (32-bit shape 0:
+                                                             partitioned, descended, restored), else the
+                                                             descent alone */
+            check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 0); /* query order, two windows */
             config_psa_bits = 12; /* a config's bits (a two-pass plan): the descent keeps its own */
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
             config_psa_bits = 0;
@@ -932,7 +940,7 @@ static void test_sparse_unordered(void **state)
                  * the descent path below 2.5 a leaf (psa_policy.h), 32-bit ones the staged search */
                 const uint64_t n2 = t->kr.n_leaves * 11 / 5;
                 assert_true(psa_pays(n2, t->kr.n_leaves));
-                assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits), bits == 64);
+                assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits, true), bits == 64);
                 void *q2 = make_queries(&m, n2, &rng);
                 tu_set(q2, bits, 0, 0);
                 tu_set(q2, bits, 1, tu_mask(bits));

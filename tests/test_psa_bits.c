@@ -80,30 +80,37 @@ static void test_plan_shape(void **state)
 }
 
 /* The auto policy's choice between the staged search (psa_pays) and the descent path
- * (psa_descent_pays) for unordered lookups, at the bounds psa_policy.h gives, and the descent
- * path's plan: one pass on PSA_DESCENT_BITS bits of the span (fewer where it is narrower). */
+ * (psa_descent_pays) for lookups, unordered and in query order, at the bounds psa_policy.h gives,
+ * and the descent path's plan: one pass on PSA_DESCENT_BITS bits of the span (fewer where it is
+ * narrower). */
 static void test_descent_or_partition(void **state)
 {
     (void)state;
     const uint64_t leaves = 1u << 22; /* 2^26 keys in leaves of 16 */
     for (unsigned bits = 32; bits <= 64; bits += 32) {
         /* sparse windows: the descent path, from PSA_DESCENT_MIN_WINDOW on */
-        assert_true(psa_descent_pays(leaves, leaves, bits));
+        assert_true(psa_descent_pays(leaves, leaves, bits, true));
         assert_false(psa_pays(leaves, leaves));
-        assert_false(psa_descent_pays(PSA_DESCENT_MIN_WINDOW - 1, leaves, bits));
-        assert_true(psa_descent_pays(PSA_DESCENT_MIN_WINDOW, leaves, bits));
+        assert_false(psa_descent_pays(PSA_DESCENT_MIN_WINDOW - 1, leaves, bits, true));
+        assert_true(psa_descent_pays(PSA_DESCENT_MIN_WINDOW, leaves, bits, true));
         /* dense windows: the staged search */
         assert_true(psa_pays(4 * leaves, leaves));
-        assert_false(psa_descent_pays(4 * leaves, leaves, bits));
-        assert_false(psa_descent_pays(3 * leaves, leaves, bits));
+        assert_false(psa_descent_pays(4 * leaves, leaves, bits, true));
+        assert_false(psa_descent_pays(3 * leaves, leaves, bits, true));
     }
     /* from 2 to 2.5 queries a leaf: the descent path for 64-bit keys, the staged search for 32-bit */
     assert_true(psa_pays(2 * leaves, leaves));
-    assert_true(psa_descent_pays(2 * leaves, leaves, 64));
-    assert_false(psa_descent_pays(2 * leaves, leaves, 32));
-    assert_true(psa_descent_pays(5 * leaves / 2 - 1, leaves, 64));
-    assert_false(psa_descent_pays(5 * leaves / 2, leaves, 64));
-    assert_true(psa_descent_pays(2 * leaves - 1, leaves, 32));
+    assert_true(psa_descent_pays(2 * leaves, leaves, 64, true));
+    assert_false(psa_descent_pays(2 * leaves, leaves, 32, true));
+    assert_true(psa_descent_pays(5 * leaves / 2 - 1, leaves, 64, true));
+    assert_false(psa_descent_pays(5 * leaves / 2, leaves, 64, true));
+    assert_true(psa_descent_pays(2 * leaves - 1, leaves, 32, true));
+    /* results in query order: 32-bit keys below one query a leaf, 64-bit keys never */
+    assert_true(psa_descent_pays(leaves - 1, leaves, 32, false));
+    assert_false(psa_descent_pays(leaves, leaves, 32, false));
+    assert_false(psa_descent_pays(PSA_DESCENT_MIN_WINDOW - 1, leaves, 32, false));
+    assert_false(psa_descent_pays(PSA_DESCENT_MIN_WINDOW, leaves, 64, false));
+    assert_false(psa_descent_pays(leaves / 4, leaves, 64, false));
     /* the plan: one pass of PSA_DESCENT_BITS bits over the span, whatever the full plan's bits */
     const psa_plan full = psa_make_plan(1000, UINT64_MAX - 5, leaves, 128, 0);
     assert_true(full.bits2 > 0);

@@ -50,6 +50,10 @@ static bool g_dense = false; /* `dense` / `dense2` (above) */
  * path by hand at the policy's B and G, and the 16-bit baseline. `part-small`: the same at 2^20 and
  * 2^21 queries, where the library's call switches from the descent in query order. */
 static bool g_part = false;
+/* `part-q` mode (session 19): results in query order — the library's harmonia_lookup against the
+ * ordered partition at 8 bits (one pass) or the library's plan, the descent into slot-order buffers
+ * and psa_restore back to query order. */
+static bool g_part_q = false;
 
 static float median_ms(const std::function<void()> &f)
 {
@@ -190,7 +194,7 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, d
         CK(cudaMemset(d_p64, 0xFF, nq * 8));
     };
     float ms = 0;
-    if (!g_small) {
+    if (!g_small && !g_part_q) {
     ms = median_ms([&] { harmonia_lookup_unordered(t, NULL, d_q, nq, d_v, d_f, d_p64); });
     check("library: harmonia_lookup_unordered, NULL config", ms, true);
     ntg_view bare = *view;
@@ -270,7 +274,68 @@ template <typename K> static int run_case(unsigned keys_log2, unsigned q_log2, d
         }
         printf("  library's plan: %u bits (%u+%u)\n", lib.bits, lib.bits1, lib.bits2);
     }
-    } /* !g_small */
+    } /* !g_small && !g_part_q */
+    if (g_part_q) {
+        ntg_view fine_view = *view;
+        if (t->gpu->start_fine) {
+            fine_view.start = t->gpu->start_fine;
+            fine_view.start_plan = t->gpu->start_fine_plan;
+        }
+    if (g_part_q) { /* query order: partition (ordered), descent into the slots, restore */
+        auto check_q = [&](const char *name, float ms) {
+            std::vector<K> v(nq);
+            std::vector<uint8_t> f(nq);
+            CK(cudaMemcpy(v.data(), d_v, nq * sizeof(K), cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(f.data(), d_f, nq, cudaMemcpyDeviceToHost));
+            uint64_t bad = 0;
+            for (uint64_t i = 0; i < nq; i += 7) {
+                const uint64_t r = std::lower_bound(keys.begin(), keys.end(), q[i]) - keys.begin();
+                bad += !f[i] || (uint64_t)v[i] != r + 1;
+            }
+            printf("  %-62s %8.3f ms  %6.2f G/s  %s\n", name, ms, nq / (ms * 1e6), bad ? "WRONG" : "verified");
+            ok &= bad == 0;
+            CK(cudaMemset(d_v, 0, nq * sizeof(K)));
+            CK(cudaMemset(d_f, 0, nq));
+        };
+        ms = median_ms([&] { harmonia_lookup(t, NULL, d_q, nq, d_v, d_f); });
+        check_q("library: harmonia_lookup (query order), NULL config", ms);
+        K *d_sv;
+        uint8_t *d_sf;
+        CK(cudaMalloc(&d_sv, nq * sizeof(K)));
+        CK(cudaMalloc(&d_sf, nq));
+        const psa_plan lib = t->gpu->plan;
+        const psa_outside_answer below = {lib.key_min, t->gpu->min_value, false};
+        for (uint32_t b : {8u, 0u}) {
+            const psa_plan plan = psa_make_plan(lib.key_min, lib.key_max, view->n_leaves,
+                                                view->leaf_size * (bits / 8), b);
+            size_t wb = 0;
+            CK(psa_workspace_bytes(bits, (uint32_t)nq, &plan, &wb));
+            void *d_ws = nullptr;
+            CK(cudaMalloc(&d_ws, wb));
+            for (uint32_t g : {2u, 4u}) {
+                cudaError_t pe = cudaSuccess;
+                ms = median_ms([&] {
+                    psa_partitioned part;
+                    cudaError_t e = psa_partition(bits, &plan, d_q, (uint32_t)nq, NULL, 0, d_ws, wb, &part, 0);
+                    if (e == cudaSuccess)
+                        e = ntg_launch_lookup(&fine_view, &t->gpu->cut, g, part.keys, NULL, nq, d_sv, d_sf, NULL, 0, 0);
+                    if (e == cudaSuccess)
+                        e = psa_restore(bits, &part, d_sv, NULL, d_sf, d_v, NULL, d_f, &below, 0);
+                    if (e != cudaSuccess)
+                        pe = e;
+                });
+                CK(pe);
+                char name[128];
+                snprintf(name, sizeof name, "partition %u bits (%u+%u) + descent G=%u + restore", plan.bits, plan.bits1,
+                         plan.bits2, g);
+                check_q(name, ms);
+            }
+            CK(cudaFree(d_ws));
+        }
+        CK(cudaFree(d_sv));
+        CK(cudaFree(d_sf));
+    }
+    }
     /* query order, the library's call (memory DEVICE) at each G, and the NULL config: small batches */
     for (unsigned lb : {10u, 14u, 18u}) {
         const uint64_t m = 1ull << lb;
@@ -390,6 +455,19 @@ int main(int argc, char **argv)
     if (g_dense) {
         rc |= run_case<uint64_t>(26, 24);
         rc |= run_case<uint64_t>(26, 23);
+        rc |= run_case<uint32_t>(28, 25);
+        printf(rc ? "FAILED\n" : "OK\n");
+        return rc;
+    }
+    if (argc > 1 && !strcmp(argv[1], "part-q")) {
+        g_part_q = g_dense = true;
+        rc |= run_case<uint64_t>(26, 21);
+        rc |= run_case<uint64_t>(26, 22);
+        rc |= run_case<uint64_t>(26, 23);
+        rc |= run_case<uint64_t>(26, 24);
+        rc |= run_case<uint32_t>(28, 22);
+        rc |= run_case<uint32_t>(28, 23);
+        rc |= run_case<uint32_t>(28, 24);
         rc |= run_case<uint32_t>(28, 25);
         printf(rc ? "FAILED\n" : "OK\n");
         return rc;
