@@ -153,7 +153,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     /* lookups of large device-array windows too sparse for the partition's staged search: PSA's
      * descent path, a one-pass partition on a coarse plan, then the descent (and, for results in
      * query order, the restore) */
-    c->psa_descent = psa_applies && c->psa_option < 0 && c->op == OP_LOOKUP && c->device_memory &&
+    c->psa_descent = psa_applies && c->psa_option < 0 && c->device_memory &&
+                     (c->op == OP_LOOKUP || (c->op == OP_LOWER_BOUND && PSA_DESCENT_LOWER_BOUND)) &&
                      psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits, c->unordered);
     if (c->psa_descent) {
         c->psa = true; /* its scratch is PSA's */
@@ -205,12 +206,22 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         if (c->unordered)
             return ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, d_out[0], (uint8_t *)d_out[1],
                                      NULL, 0, stream);
-        e = ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, scratch->slot_values, scratch->slot_found,
-                              NULL, 0, stream);
-        const psa_outside_answer below = {c->plan.key_min, g->min_value, false}; /* a lookup below: none */
+        /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found (keys and values
+         * may be NULL) */
+        const bool lower_bound = c->op == OP_LOWER_BOUND;
+        void *values_out = lower_bound ? d_out[1] : d_out[0];
+        void *keys_out = lower_bound ? d_out[0] : NULL;
+        uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
+        void *slot_values = values_out ? scratch->slot_values : NULL, *slot_keys = keys_out ? scratch->slot_keys : NULL;
+        e = lower_bound ? ntg_launch_lower_bound(v, &g->cut, c->group_size, part.keys, NULL, n, slot_keys, slot_values,
+                                                 scratch->slot_found, stream)
+                        : ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, slot_values,
+                                            scratch->slot_found, NULL, 0, stream);
+        /* below the span a lookup finds nothing, a lower bound the smallest key */
+        const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
         if (e == cudaSuccess)
-            e = psa_restore(v->key_bits, &part, scratch->slot_values, NULL, scratch->slot_found, d_out[0], NULL,
-                            (uint8_t *)d_out[1], &below, stream);
+            e = psa_restore(v->key_bits, &part, slot_values, slot_keys, scratch->slot_found, values_out, keys_out,
+                            found_out, &below, stream);
         return e;
     }
     if (c->psa) {
@@ -912,7 +923,9 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
         window = PSA_MAX_WINDOW;
     /* the staged search's plan, or (lookups of device arrays) the descent path's: the same scratch */
     const bool unordered = kind == HARMONIA_QUERY_LOOKUP_UNORDERED;
-    const bool sorted = (unordered || kind == HARMONIA_QUERY_LOOKUP) && !host && config->psa < 0 &&
+    const bool sorted = (unordered || kind == HARMONIA_QUERY_LOOKUP ||
+                         (kind == HARMONIA_QUERY_LOWER_BOUND && PSA_DESCENT_LOWER_BOUND)) &&
+                        !host && config->psa < 0 &&
                         psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
                      (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)) || sorted);

@@ -280,6 +280,53 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
     return (uint64_t)node - v.n_internal;
 }
 
+/* The fixed-shape descent of Q queries a group at once (Q independent chains in flight a group
+ * instead of one): each level first issues the Q node loads, then counts them, so that a group's
+ * memory round trips overlap. The loop runs from the warp's shallowest start (the ballots name the
+ * whole warp); a query whose level has not come yet takes part reading nothing. Leaf numbers out
+ * (0-based). */
+template <typename K, int G, int F, int Q, typename CH>
+__device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q], uint32_t lane_in_group,
+                                              uint32_t group_shift, CH children, uint32_t (&leaf)[Q])
+{
+    constexpr int PER = fixed_split<G, F>::per, CHUNKS = fixed_split<G, F>::chunks;
+    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    const K *keys = static_cast<const K *>(v.keys);
+    uint32_t node[Q], from[Q];
+    uint32_t level = 0xffffffffu;
+#pragma unroll
+    for (int k = 0; k < Q; k++) {
+        node[k] = start_of<K>(v, q[k], &from[k]);
+        level = from[k] < level ? from[k] : level;
+    }
+    if constexpr (G > 1)
+        level = warp_min(level);
+    for (; level + 1 < v.height; level++) {
+        K part[Q][PER];
+        uint32_t first[Q], last[Q];
+#pragma unroll
+        for (int k = 0; k < Q; k++) {
+            const bool active = level >= from[k];
+            first[k] = children(v, level, active ? node[k] : 0u, &last[k]);
+#pragma unroll
+            for (int e = 0; e < PER; e++)
+                part[k][e] = 0;
+            if (has_chunk && active)
+                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < Q; k++) {
+            const bool active = level >= from[k];
+            const uint32_t j = count_held<K, G, PER, false>(part[k], has_chunk && active, q[k], group_shift);
+            if (active)
+                node[k] = first[k] + (j < last[k] ? j : last[k]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < Q; k++)
+        leaf[k] = node[k] - (uint32_t)v.n_internal;
+}
+
 /* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count).
  * F, L: the fanout and leaf size when known at compile time (0: the view's). */
 template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0, int L = 0>

@@ -85,6 +85,79 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
     }
 }
 
+/* Point lookups with Q queries a group in flight (descend_multi, ntg_device.cuh): the fixed shape
+ * (F, L), the value loaded once the slot is known. A warp takes Q * 32 / G consecutive queries a
+ * step, its groups the k-th run of 32 / G for k < Q, so each k's stores stay coalesced; the key at
+ * the slot comes from the lane that holds it (one shuffle), not from a second load. Output indexing
+ * as lookup_kernel. */
+template <typename K, int G, int F, int L, int Q>
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS)
+lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ ntg_small_cut cut,
+                    const K *__restrict__ queries, const uint32_t *__restrict__ positions, uint64_t n,
+                    K *__restrict__ values_out, uint8_t *__restrict__ found_out,
+                    uint64_t *__restrict__ positions_out, uint64_t position_base)
+{
+    const group_place p = place_of_thread<G>();
+    constexpr uint64_t per_warp = 32 / G;
+    constexpr int PER = fixed_split<G, L>::per, CHUNKS = fixed_split<G, L>::chunks;
+    const bool has_chunk = CHUNKS == G || p.lane_in_group < (uint32_t)CHUNKS;
+    const K *keys = static_cast<const K *>(v.keys);
+    const K *values = static_cast<const K *>(v.leaf_values);
+    const ntg_children_cut<ntg_small_cut> children{cut};
+    for (uint64_t base = p.warp * per_warp * Q; base < n; base += p.warps * per_warp * Q) {
+        uint64_t idx[Q];
+        K q[Q];
+#pragma unroll
+        for (int k = 0; k < Q; k++) {
+            idx[k] = base + k * per_warp + p.group_in_warp;
+            q[k] = idx[k] < n ? queries[idx[k]] : queries[base];
+        }
+        uint32_t leaf[Q];
+        descend_multi<K, G, F, Q>(v, q, p.lane_in_group, p.group_shift, children, leaf);
+        K part[Q][PER];
+#pragma unroll
+        for (int k = 0; k < Q; k++) {
+#pragma unroll
+            for (int e = 0; e < PER; e++)
+                part[k][e] = 0;
+            if (has_chunk)
+                load_chunk<K, PER>(keys + v.leaf_key_base + (uint64_t)leaf[k] * L + p.lane_in_group * PER, part[k]);
+        }
+        bool found[Q];
+        uint32_t slot[Q];
+#pragma unroll
+        for (int k = 0; k < Q; k++) {
+            slot[k] = count_held<K, G, PER, true>(part[k], has_chunk, q[k], p.group_shift);
+            const uint32_t owner = slot[k] < (uint32_t)L ? slot[k] / PER : 0, element = slot[k] % PER;
+            K mine = part[k][0];
+#pragma unroll
+            for (int e = 1; e < PER; e++)
+                if (element == (uint32_t)e)
+                    mine = part[k][e];
+            const K at = __shfl_sync(0xffffffffu, mine, p.group_shift + owner);
+            found[k] = idx[k] < n && slot[k] < (uint32_t)L && at == q[k] && (q[k] != max_key_of<K>() || v.max_key_present);
+        }
+        if (p.lane_in_group == 0) {
+            K value[Q];
+#pragma unroll
+            for (int k = 0; k < Q; k++)
+                value[k] = found[k] ? __ldg(values + (uint64_t)leaf[k] * L + slot[k]) : (K)0;
+#pragma unroll
+            for (int k = 0; k < Q; k++) {
+                if (idx[k] >= n)
+                    continue;
+                uint64_t out = idx[k];
+                if (positions_out)
+                    positions_out[idx[k]] = position_base + (positions ? positions[idx[k]] : idx[k]);
+                else if (positions)
+                    out = positions[idx[k]];
+                values_out[out] = value[k];
+                found_out[out] = found[k];
+            }
+        }
+    }
+}
+
 template <typename K, int G, int F = 0, int L = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lower_bound_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
@@ -394,15 +467,40 @@ template <typename LAUNCH> static void with_group_size(uint32_t g, LAUNCH &&laun
 /* The fanout of the fixed-shape kernels of key type K. */
 template <typename K> constexpr int fixed_fanout() { return sizeof(K) == 4 ? NTG_FIXED_FANOUT_32 : NTG_FIXED_FANOUT_64; }
 
+/* The multi-query kernel at (G, Q) when it has an instantiation (G 2, 4, 8; Q 2, 4); false: none. */
+template <typename K, int F, int L>
+static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uint32_t g, uint32_t q,
+                                const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
+                                uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
+                                cudaStream_t stream)
+{
+    if ((g != 2 && g != 4 && g != 8) || (q != 2 && q != 4))
+        return false;
+    const unsigned grid = grid_for((n + q - 1) / q, g);
+#define NTG_MULTI(GG, QQ)                                                                                      \
+    if (g == GG && q == QQ) {                                                                                  \
+        lookup_multi_kernel<K, GG, F, L, QQ><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(                          \
+            *v, cut, queries, positions, n, values_out, found_out, positions_out, position_base);              \
+        return true;                                                                                           \
+    }
+    NTG_MULTI(2, 2) NTG_MULTI(2, 4) NTG_MULTI(4, 2) NTG_MULTI(4, 4) NTG_MULTI(8, 2) NTG_MULTI(8, 4)
+#undef NTG_MULTI
+    return false;
+}
+
 template <typename K>
-static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const K *queries,
-                          const uint32_t *positions, uint64_t n, K *values_out, uint8_t *found_out,
-                          uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
+static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, uint32_t q_per_group,
+                          const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
+                          uint8_t *found_out, uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
     ntg_small_cut small_copy;
     const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
     const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
+    if (fixed && !small && q_per_group > 1 &&
+        launch_lookup_multi<K, F, L>(v, small_copy, g, q_per_group, queries, positions, n, values_out, found_out,
+                                     positions_out, position_base, stream))
+        return;
     const unsigned grid = grid_for(n, g);
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
@@ -440,24 +538,34 @@ static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32
     });
 }
 
+extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
+                                           uint32_t queries_per_group, const void *queries,
+                                           const uint32_t *positions, uint64_t n, void *values_out,
+                                           uint8_t *found_out, uint64_t *positions_out,
+                                           uint64_t position_base, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!ntg_valid_group_size(g) || queries_per_group == 0)
+        return cudaErrorInvalidValue;
+    assert_view(v);
+    assert_cut(v, cut);
+    if (v->key_bits == 32)
+        launch_lookup<uint32_t>(v, cut, g, queries_per_group, (const uint32_t *)queries, positions, n,
+                                (uint32_t *)values_out, found_out, positions_out, position_base, stream);
+    else
+        launch_lookup<uint64_t>(v, cut, g, queries_per_group, (const uint64_t *)queries, positions, n,
+                                (uint64_t *)values_out, found_out, positions_out, position_base, stream);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const void *queries,
                                          const uint32_t *positions, uint64_t n, void *values_out,
                                          uint8_t *found_out, uint64_t *positions_out,
                                          uint64_t position_base, cudaStream_t stream)
 {
-    if (n == 0)
-        return cudaSuccess;
-    if (!ntg_valid_group_size(g))
-        return cudaErrorInvalidValue;
-    assert_view(v);
-    assert_cut(v, cut);
-    if (v->key_bits == 32)
-        launch_lookup<uint32_t>(v, cut, g, (const uint32_t *)queries, positions, n, (uint32_t *)values_out, found_out,
-                                positions_out, position_base, stream);
-    else
-        launch_lookup<uint64_t>(v, cut, g, (const uint64_t *)queries, positions, n, (uint64_t *)values_out, found_out,
-                                positions_out, position_base, stream);
-    return cudaGetLastError();
+    return ntg_launch_lookup_q(v, cut, g, 1, queries, positions, n, values_out, found_out, positions_out,
+                               position_base, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,

@@ -143,6 +143,11 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 0.979 — within the few per cent that the library's call adds to a pipeline by hand (2^20 queries,
  * unordered, above) for 64-bit keys up to one a leaf, behind from two. */
 #define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 2
+/* Lower bounds take it under the same bounds as lookups in query order (1), or never (0: the #ifndef
+ * lets an A/B build turn it off; the library's build never does). */
+#ifndef PSA_DESCENT_LOWER_BOUND
+#define PSA_DESCENT_LOWER_BOUND 1
+#endif
 static inline unsigned psa_descent_max_halves_per_leaf(unsigned key_bits, int unordered)
 {
     if (!unordered)

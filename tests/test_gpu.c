@@ -854,10 +854,10 @@ static void test_start_table(void **state)
     }
 }
 
-/* Lookups of large sparse windows (fewer queries than leaves, at least 2^21): PSA's descent path (a
- * one-pass partition on PSA_DESCENT_BITS bits, which writes the positions of unordered windows, then
- * the plain descent over the slots; in query order, for 32-bit keys below one query a leaf, the
- * restore), with PSA auto; against the CPU engine, every position once.
+/* Lookups and lower bounds of large sparse windows (fewer queries than leaves, at least 2^21): PSA's
+ * descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the positions of
+ * unordered windows, then the plain descent over the slots; in query order, for 32-bit keys below one
+ * query a leaf, the restore), with PSA auto; against the CPU engine, every position once.
  * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
  * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
  * last, and the descent searches them too); two windows (the second's positions from its base);
@@ -920,6 +920,10 @@ static void test_sparse_unordered(void **state)
                                                              partitioned, descended, restored), else the
                                                              descent alone */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 0); /* query order, two windows */
+            /* lower bounds: the same path where lookups in query order take it (0 below the span:
+             * the smallest key; the maximum above it: none) */
+            check_lower_bounds(t, bits, q, n, 0, -1, 0, 1);
+            check_lower_bounds(t, bits, q, n, 0, -1, 1u << 21, 1);
             config_psa_bits = 12; /* a config's bits (a two-pass plan): the descent keeps its own */
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
             config_psa_bits = 0;
