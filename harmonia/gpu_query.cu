@@ -44,6 +44,7 @@ typedef struct hm_call {
                               windows: psa_descent_pays) */
     bool unordered;
     uint32_t group_size;
+    uint32_t queries_per_group; /* the descent path's point lookups: queries a group at once */
     uint32_t window;
     uint32_t lanes;        /* lanes used: windows in flight */
     psa_plan plan;
@@ -154,7 +155,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
      * descent path, a one-pass partition on a coarse plan, then the descent (and, for results in
      * query order, the restore) */
     c->psa_descent = psa_applies && c->psa_option < 0 && c->device_memory &&
-                     (c->op == OP_LOOKUP || (c->op == OP_LOWER_BOUND && PSA_DESCENT_LOWER_BOUND)) &&
+                     (c->op == OP_LOOKUP || (c->op == OP_LOWER_BOUND && psa_descent_lower_bound(tree->kr.key_bits))) &&
                      psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits, c->unordered);
     if (c->psa_descent) {
         c->psa = true; /* its scratch is PSA's */
@@ -165,6 +166,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     st = choose_group_size(tree, config, c->count, point, c->psa_descent, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
+    c->queries_per_group = ntg_default_queries_per_group(c->psa_descent);
     c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
     c->stream = (cudaStream_t)config->stream;
     c->workspace = config->workspace;
@@ -204,8 +206,8 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         if (e != cudaSuccess)
             return e;
         if (c->unordered)
-            return ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, d_out[0], (uint8_t *)d_out[1],
-                                     NULL, 0, stream);
+            return ntg_launch_lookup_q(v, &g->cut, c->group_size, c->queries_per_group, part.keys, NULL, n, d_out[0],
+                                       (uint8_t *)d_out[1], NULL, 0, stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found (keys and values
          * may be NULL) */
         const bool lower_bound = c->op == OP_LOWER_BOUND;
@@ -215,8 +217,8 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         void *slot_values = values_out ? scratch->slot_values : NULL, *slot_keys = keys_out ? scratch->slot_keys : NULL;
         e = lower_bound ? ntg_launch_lower_bound(v, &g->cut, c->group_size, part.keys, NULL, n, slot_keys, slot_values,
                                                  scratch->slot_found, stream)
-                        : ntg_launch_lookup(v, &g->cut, c->group_size, part.keys, NULL, n, slot_values,
-                                            scratch->slot_found, NULL, 0, stream);
+                        : ntg_launch_lookup_q(v, &g->cut, c->group_size, c->queries_per_group, part.keys, NULL, n,
+                                              slot_values, scratch->slot_found, NULL, 0, stream);
         /* below the span a lookup finds nothing, a lower bound the smallest key */
         const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
         if (e == cudaSuccess)
@@ -924,7 +926,7 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
     /* the staged search's plan, or (lookups of device arrays) the descent path's: the same scratch */
     const bool unordered = kind == HARMONIA_QUERY_LOOKUP_UNORDERED;
     const bool sorted = (unordered || kind == HARMONIA_QUERY_LOOKUP ||
-                         (kind == HARMONIA_QUERY_LOWER_BOUND && PSA_DESCENT_LOWER_BOUND)) &&
+                         (kind == HARMONIA_QUERY_LOWER_BOUND && psa_descent_lower_bound(tree->kr.key_bits))) &&
                         !host && config->psa < 0 &&
                         psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&

@@ -43,24 +43,41 @@ static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned 
  *   there on (G = 2 at F = 16, 64-bit; "Small batches in session 7").
  * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
 /* - Queries that arrive grouped on their top bits (PSA's descent path, psa_descent_pays; `sorted`):
- *   neighbouring groups share paths and their loads hit L1: NTG_SORTED_BYTES a thread at both
- *   widths — G = 2. Measured in the library and with the sort_descend harness behind a radix sort
- *   (session 8; bench/NOTES.md, "The fixed-shape descent"); with the start table the 64-bit descent
- *   is best at G = 2 (0.424 ms against 0.440 at G = 4, 2^22 queries of 2^26 keys; session 16,
- *   sort_sweep); behind the one-pass partition (session 19, sort_sweep `part`) G = 2 against G = 4:
- *   64-bit 2^22 queries 0.381 / 0.387 ms, 2^23 0.662 / 0.651, 32-bit 2^22 0.342 / 0.369. */
+ *   neighbouring groups share paths and their loads hit L1, and each group carries
+ *   NTG_SORTED_QUERIES_PER_GROUP queries at once (below): NTG_SORTED_BYTES_64 a thread for 64-bit
+ *   keys (G = 4), NTG_SORTED_BYTES_32 for 32-bit (G = 2). With one query a group G = 2 was best at
+ *   both widths (session 8, sort_descend; session 16, 0.424 ms against 0.440 at G = 4, 2^22 queries
+ *   of 2^26 64-bit keys; session 19 behind the one-pass partition: 64-bit 2^22 queries 0.381 / 0.387
+ *   ms, 2^23 0.662 / 0.651, 32-bit 2^22 0.342 / 0.369); with two, G = 4 is best for 64-bit keys
+ *   (session 20, multi_probe on an H200, the partition + the descent, sorted results: 2^22 queries
+ *   G = 2 0.334 / 0.317 ms at Q = 1 / 2, G = 4 0.340 / 0.296; 2^23 0.597 / 0.562, 0.594 / 0.528) and
+ *   G = 2 for 32-bit (2^28 keys, 2^23 queries G = 2 0.509 / 0.497, G = 4 0.586 / 0.540). */
 #define NTG_FIXED_SMALL_BATCH (1u << 16)
 #define NTG_SMALL_BATCH (1u << 20)
-#define NTG_SORTED_BYTES 64u
+#define NTG_SORTED_BYTES_64 32u
+#define NTG_SORTED_BYTES_32 64u
 static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch,
                                               int fixed_kernel, int sorted)
 {
-    const unsigned bytes_per_thread = sorted         ? NTG_SORTED_BYTES
+    const unsigned bytes_per_thread = sorted         ? (key_bits == 64 ? NTG_SORTED_BYTES_64 : NTG_SORTED_BYTES_32)
                                       : fixed_kernel ? (batch < NTG_FIXED_SMALL_BATCH ? 16u : 32u)
                                                      : (batch < NTG_SMALL_BATCH ? 32u : 64u);
     const unsigned g = fanout * (key_bits / 8) / bytes_per_thread;
     const unsigned most = fanout < 32u ? fanout : 32u;
     return g < 2 ? 2u : g > most ? most : g;
+}
+
+/* Queries a group carries at once (ntg_launch_lookup_q: each level's loads of all of them issued
+ * before any is counted) in the point lookups of PSA's descent path (`sorted`): 2. Measured on an
+ * H200 (bench/NOTES.md, "Session 20", multi_probe, calls 1-2), Q = 1 / 2 / 4 at the G above, ms:
+ * 64-bit 2^26 keys, sorted results, 2^22 queries 0.340 / 0.296 / 0.333, 2^23 0.594 / 0.528 / 0.620;
+ * 32-bit 2^28 keys, 2^23 queries 0.509 / 0.497 / 0.601, 2^24 0.938 / 0.920 / 1.091. The descent in
+ * query order of unsorted batches keeps one (64-bit G = 4, Q = 1 / 2: 2^18 queries 0.0322 / 0.0331 ms,
+ * 2^20 0.0993 / 0.0974; 32-bit 2^18 0.0317 / 0.0337). */
+#define NTG_SORTED_QUERIES_PER_GROUP 2u
+static inline unsigned ntg_default_queries_per_group(int sorted)
+{
+    return sorted ? NTG_SORTED_QUERIES_PER_GROUP : 1u;
 }
 
 /* Point lookups of fewer than NTG_VALUES_WITH_LEAF_BATCH queries on the fixed shape load each leaf's

@@ -37,8 +37,8 @@
  * where they were measured"), which would cost more than the search. Unordered results skip the
  * restore: the passes carry each query's index to the slot instead (positions).
  *
- * Lookups of sparse windows (unordered: fewer than about 2 queries a leaf; in query order, 32-bit
- * keys below one a leaf: psa_descent_pays) take PSA's descent path: one pass on a coarse plan
+ * Lookups of sparse windows (unordered, and 64-bit keys in query order: fewer than about 2 queries
+ * a leaf; 32-bit keys in query order below one a leaf: psa_descent_pays) take PSA's descent path: one pass on a coarse plan
  * (psa_descent_plan, PSA_DESCENT_BITS bits; unordered, it writes the positions), then the plain
  * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
  * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would
@@ -112,8 +112,8 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
  * psa_descent_plan; results in query order restored from the slots) rather than the staged search
  * of a full plan or the descent in query order (the auto policy: psa_policy.h): large, and sparser
  * than psa_descent_max_halves_per_leaf / 2 queries a leaf (the staged search wants denser windows;
- * unordered results of 64-bit keys take the descent a little further; results in query order of
- * 64-bit keys never). */
+ * 64-bit keys take the descent a little further, in both orders; 32-bit keys in query order below
+ * one a leaf). */
 static inline bool psa_descent_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits, bool unordered)
 {
     return window >= PSA_DESCENT_MIN_WINDOW &&

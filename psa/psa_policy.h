@@ -109,7 +109,7 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * (64-bit keys: fewer than PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2, below; also where psa_pays takes
  * a large window from one a leaf) are partitioned in one pass on PSA_DESCENT_BITS bits (the pass
  * writes the caller's positions), then searched slot by slot by the plain descent from the fine
- * start table (its G: ntg_policy.h, NTG_SORTED_BYTES), which reads only the keys and writes only
+ * start table (its G and its queries a group: ntg_policy.h, NTG_SORTED_*), which reads only the keys and writes only
  * the values and flags. Measured on the H100 (bench/NOTES.md, "Session 19", sort_sweep `part`),
  * sorted results, ms, against the CUB radix sort this path replaced (8 bits for 64-bit keys, 16 for
  * 32-bit, then the descent with the sort's positions) in one process: 64-bit 2^26 keys, 2^22
@@ -143,15 +143,28 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 0.979 — within the few per cent that the library's call adds to a pipeline by hand (2^20 queries,
  * unordered, above) for 64-bit keys up to one a leaf, behind from two. */
 #define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 2
-/* Lower bounds take it under the same bounds as lookups in query order (1), or never (0: the #ifndef
- * lets an A/B build turn it off; the library's build never does). */
+/* ... and of 64-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 / 2 a leaf, since the
+ * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP):
+ * measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, call 2), ms, 64-bit 2^26 keys, the
+ * descent in query order (G = 4, the library's call) against the partition at 8 bits + the descent
+ * (G = 4, Q = 2) + the restore: 2^22 queries 0.381 / 0.319, 2^23 (two a leaf) 0.747 / 0.579. */
+#define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 5
+/* Lower bounds of 32-bit keys take it under the same bounds as lookups in query order (measured,
+ * "Session 20", lb_probe on an H200: 2^28 keys, 2^21 / 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms
+ * -> 0.221 / 0.374 / 0.671), those of 64-bit keys keep the descent in query order (its lower-bound
+ * kernel carries one query a group: not measured on the path); PSA_DESCENT_LOWER_BOUND 0 turns it
+ * off (the #ifndef lets an A/B build do that; the library's build never does). */
 #ifndef PSA_DESCENT_LOWER_BOUND
 #define PSA_DESCENT_LOWER_BOUND 1
 #endif
+static inline int psa_descent_lower_bound(unsigned key_bits)
+{
+    return PSA_DESCENT_LOWER_BOUND && key_bits == 32;
+}
 static inline unsigned psa_descent_max_halves_per_leaf(unsigned key_bits, int unordered)
 {
     if (!unordered)
-        return key_bits == 32 ? PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 : 0;
+        return key_bits == 32 ? PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 : PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64;
     return key_bits == 64 ? PSA_DESCENT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
 }
 

@@ -856,8 +856,9 @@ static void test_start_table(void **state)
 
 /* Lookups and lower bounds of large sparse windows (fewer queries than leaves, at least 2^21): PSA's
  * descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the positions of
- * unordered windows, then the plain descent over the slots; in query order, for 32-bit keys below one
- * query a leaf, the restore), with PSA auto; against the CPU engine, every position once.
+ * unordered windows, then the plain descent over the slots, two queries a group at the policy's G
+ * (ntg_policy.h) and one at G 1 and 16; in query order, for 64-bit keys and for 32-bit keys below
+ * one query a leaf, the restore), with PSA auto; against the CPU engine, every position once.
  * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
  * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
  * last, and the descent searches them too); two windows (the second's positions from its base);
@@ -882,7 +883,8 @@ static void test_sparse_unordered(void **state)
             }
             /* leaves at 70 %: about 1.5M leaves, more than half the queries: the staged search does
              * not pay (psa_pays), the descent path does (psa_descent_pays); 32-bit keys of shape 0 at
-             * 35 %, about 3M leaves, more than the queries: results in query order take it too */
+             * 35 %, about 3M leaves, more than the queries: results in query order take it too (64-bit
+             * keys in query order take it below 2.5 queries a leaf) */
             const double fill = shape == 0 && bits == 32 ? 0.35 : 0.7;
             harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
                                                          fill, &rng)
@@ -891,10 +893,11 @@ static void test_sparse_unordered(void **state)
             /* the window takes the descent path: the staged search declines, and it is large enough */
             assert_false(psa_pays(n, t->kr.n_leaves));
             assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, true));
-            assert_int_equal(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, false), shape == 0 && bits == 32);
+            const bool ordered_descent = bits == 64 || shape == 0;
+            assert_int_equal(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, false), ordered_descent);
             /* harmonia_query_workspace_bytes counts PSA's scratch for unordered lookups of device
              * arrays, and for the same batch in query order where the descent path takes it too
-             * (32-bit keys of shape 0), else none (the descent alone) */
+             * (64-bit keys, 32-bit keys of shape 0), else none (the descent alone) */
             harmonia_query_config wc;
             harmonia_query_config_init(&wc);
             wc.backend = HARMONIA_BACKEND_GPU;
@@ -907,7 +910,7 @@ static void test_sparse_unordered(void **state)
             assert_true(scratch_bytes > 0 && device_bytes >= scratch_bytes);
             assert_int_equal(harmonia_query_workspace_bytes(t, &wc, HARMONIA_QUERY_LOOKUP, n, &device_bytes, NULL),
                              HARMONIA_OK);
-            assert_int_equal(device_bytes, shape == 0 && bits == 32 ? scratch_bytes : 0);
+            assert_int_equal(device_bytes, ordered_descent ? scratch_bytes : 0);
             void *q = make_queries(&m, n, &rng);
             tu_set(q, bits, 0, 0);
             tu_set(q, bits, 1, tu_mask(bits));
@@ -916,12 +919,15 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: partitioned, then the descent */
             check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 1); /* two windows: 2^21 queries, then 333 */
-            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path (32-bit shape 0:
-                                                             partitioned, descended, restored), else the
-                                                             descent alone */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path (64-bit keys,
+                                                             32-bit shape 0: partitioned, descended,
+                                                             restored), else the descent alone */
+            check_lookups(t, bits, q, n, 8, -1, 0, 1, 0); /* another G (two queries a group) */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 0); /* query order, two windows */
-            /* lower bounds: the same path where lookups in query order take it (0 below the span:
-             * the smallest key; the maximum above it: none) */
+            /* lower bounds: the same path where lookups in query order of 32-bit keys take it (0
+             * below the span: the smallest key; the maximum above it: none); 64-bit ones descend in
+             * query order (psa_descent_lower_bound) */
+            assert_int_equal(psa_descent_lower_bound(bits), bits == 32);
             check_lower_bounds(t, bits, q, n, 0, -1, 0, 1);
             check_lower_bounds(t, bits, q, n, 0, -1, 1u << 21, 1);
             config_psa_bits = 12; /* a config's bits (a two-pass plan): the descent keeps its own */
@@ -950,6 +956,9 @@ static void test_sparse_unordered(void **state)
                 tu_set(q2, bits, 1, tu_mask(bits));
                 tu_set(q2, bits, n2 - 1, m.keys[m.n - 1]);
                 check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 1);
+                /* in query order: 64-bit keys the descent path and the restore, 32-bit the staged search */
+                assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits, false), bits == 64);
+                check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 0);
                 free(q2);
             }
             free(q);
