@@ -166,7 +166,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     st = choose_group_size(tree, config, c->count, point, c->psa_descent, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
-    c->queries_per_group = ntg_default_queries_per_group(c->psa_descent);
+    c->queries_per_group = ntg_default_queries_per_group(tree->kr.key_bits, c->psa_descent);
     c->lanes = config->pipeline_depth ? config->pipeline_depth : HM_LANES;
     c->stream = (cudaStream_t)config->stream;
     c->workspace = config->workspace;

@@ -43,8 +43,8 @@ static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned 
  *   there on (G = 2 at F = 16, 64-bit; "Small batches in session 7").
  * `harmonia profile-ntg` measures and stores a better one per tree (then used for every batch). */
 /* - Queries that arrive grouped on their top bits (PSA's descent path, psa_descent_pays; `sorted`):
- *   neighbouring groups share paths and their loads hit L1, and each group carries
- *   NTG_SORTED_QUERIES_PER_GROUP queries at once (below): NTG_SORTED_BYTES_64 a thread for 64-bit
+ *   neighbouring groups share paths and their loads hit L1, and with 64-bit keys each group carries
+ *   NTG_SORTED_QUERIES_PER_GROUP_64 queries at once (below): NTG_SORTED_BYTES_64 a thread for 64-bit
  *   keys (G = 4), NTG_SORTED_BYTES_32 for 32-bit (G = 2). With one query a group G = 2 was best at
  *   both widths (session 8, sort_descend; session 16, 0.424 ms against 0.440 at G = 4, 2^22 queries
  *   of 2^26 64-bit keys; session 19 behind the one-pass partition: 64-bit 2^22 queries 0.381 / 0.387
@@ -68,16 +68,19 @@ static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits
 }
 
 /* Queries a group carries at once (ntg_launch_lookup_q: each level's loads of all of them issued
- * before any is counted) in the point lookups of PSA's descent path (`sorted`): 2. Measured on an
- * H200 (bench/NOTES.md, "Session 20", multi_probe, calls 1-2), Q = 1 / 2 / 4 at the G above, ms:
- * 64-bit 2^26 keys, sorted results, 2^22 queries 0.340 / 0.296 / 0.333, 2^23 0.594 / 0.528 / 0.620;
- * 32-bit 2^28 keys, 2^23 queries 0.509 / 0.497 / 0.601, 2^24 0.938 / 0.920 / 1.091. The descent in
- * query order of unsorted batches keeps one (64-bit G = 4, Q = 1 / 2: 2^18 queries 0.0322 / 0.0331 ms,
- * 2^20 0.0993 / 0.0974; 32-bit 2^18 0.0317 / 0.0337). */
-#define NTG_SORTED_QUERIES_PER_GROUP 2u
-static inline unsigned ntg_default_queries_per_group(int sorted)
+ * before any is counted) in the point lookups of PSA's descent path (`sorted`) of 64-bit keys: 2.
+ * Measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, calls 1-2), Q = 1 / 2 / 4 at the G
+ * above, ms: 64-bit 2^26 keys, sorted results, 2^22 queries 0.340 / 0.296 / 0.333, 2^23 0.594 / 0.528
+ * / 0.620; and in the library on the H100 (call 3, bench_versus): sorted 64-bit 2^23 queries 1.03 ->
+ * 1.14x the baseline, 2^22 1.17 -> 1.29x. 32-bit keys keep one: on the H200 Q = 2 gained 0-2.5 %
+ * (2^23 queries 0.509 / 0.497 ms, 2^24 0.938 / 0.920), on the H100 the library's 32-bit 2^22 rows
+ * lost 2-3 % with it (call 3). The descent in query order of unsorted batches keeps one too (64-bit
+ * G = 4, Q = 1 / 2: 2^18 queries 0.0322 / 0.0331 ms, 2^20 0.0993 / 0.0974; 32-bit 2^18 0.0317 /
+ * 0.0337). */
+#define NTG_SORTED_QUERIES_PER_GROUP_64 2u
+static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sorted)
 {
-    return sorted ? NTG_SORTED_QUERIES_PER_GROUP : 1u;
+    return sorted && key_bits == 64 ? NTG_SORTED_QUERIES_PER_GROUP_64 : 1u;
 }
 
 /* Point lookups of fewer than NTG_VALUES_WITH_LEAF_BATCH queries on the fixed shape load each leaf's

@@ -144,7 +144,7 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * unordered, above) for 64-bit keys up to one a leaf, behind from two. */
 #define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 2
 /* ... and of 64-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 / 2 a leaf, since the
- * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP):
+ * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP_64):
  * measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, call 2), ms, 64-bit 2^26 keys, the
  * descent in query order (G = 4, the library's call) against the partition at 8 bits + the descent
  * (G = 4, Q = 2) + the restore: 2^22 queries 0.381 / 0.319, 2^23 (two a leaf) 0.747 / 0.579. */

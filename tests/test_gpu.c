@@ -856,8 +856,8 @@ static void test_start_table(void **state)
 
 /* Lookups and lower bounds of large sparse windows (fewer queries than leaves, at least 2^21): PSA's
  * descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the positions of
- * unordered windows, then the plain descent over the slots, two queries a group at the policy's G
- * (ntg_policy.h) and one at G 1 and 16; in query order, for 64-bit keys and for 32-bit keys below
+ * unordered windows, then the plain descent over the slots, for 64-bit keys two queries a group at
+ * the policy's G (ntg_policy.h) and at G 8, one at G 1 and 16; in query order, for 64-bit keys and for 32-bit keys below
  * one query a leaf, the restore), with PSA auto; against the CPU engine, every position once.
  * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
  * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
@@ -922,7 +922,7 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path (64-bit keys,
                                                              32-bit shape 0: partitioned, descended,
                                                              restored), else the descent alone */
-            check_lookups(t, bits, q, n, 8, -1, 0, 1, 0); /* another G (two queries a group) */
+            check_lookups(t, bits, q, n, 8, -1, 0, 1, 0); /* another G (64-bit: two queries a group) */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 0); /* query order, two windows */
             /* lower bounds: the same path where lookups in query order of 32-bit keys take it (0
              * below the span: the smallest key; the maximum above it: none); 64-bit ones descend in
