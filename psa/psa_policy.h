@@ -134,20 +134,22 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #define PSA_DESCENT_MAX_HALVES_PER_LEAF_64 5
 /* Lookups with results in query order take the descent path too, its results restored to query
  * order from the slots (psa_restore), for 32-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32
- * / 2 queries a leaf; 64-bit keys keep the descent in query order. Measured on the H100
+ * / 2 queries a leaf (64-bit keys: below). Measured on the H100
  * (bench/NOTES.md, "Session 19", sort_sweep `part-q`), ms, the library's call (the descent in query
  * order; from 2^24 queries and one a leaf the staged search) against the partition at 8 bits + the
  * descent (G = 2) + the restore: 32-bit 2^28 keys, 2^22 queries (0.25 a leaf) 0.480 / 0.403, 2^23
  * (0.5) 0.960 / 0.752, 2^24 (one a leaf: the staged search) 1.500 / 1.442, 2^25 2.206 / 2.760; 64-bit
  * 2^26 keys, 2^21 queries 0.269 / 0.275 (G = 4: 0.264), 2^22 0.508 / 0.498 (0.479), 2^23 0.865 /
  * 0.979 — within the few per cent that the library's call adds to a pipeline by hand (2^20 queries,
- * unordered, above) for 64-bit keys up to one a leaf, behind from two. */
+ * unordered, above) for 64-bit keys up to one a leaf, behind from two (with one query a group). */
 #define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 2
 /* ... and of 64-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 / 2 a leaf, since the
  * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP_64):
  * measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, call 2), ms, 64-bit 2^26 keys, the
  * descent in query order (G = 4, the library's call) against the partition at 8 bits + the descent
- * (G = 4, Q = 2) + the restore: 2^22 queries 0.381 / 0.319, 2^23 (two a leaf) 0.747 / 0.579. */
+ * (G = 4, Q = 2) + the restore: 2^22 queries 0.381 / 0.319, 2^23 (two a leaf) 0.747 / 0.579; in the
+ * library on the H100 (call 3, bench_versus): 2^22 queries 1.34 -> 1.75-1.78x the baseline, 2^23
+ * 1.42 -> 1.85-1.86x. */
 #define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 5
 /* Lower bounds of 32-bit keys take it under the same bounds as lookups in query order (measured,
  * "Session 20", lb_probe on an H200: 2^28 keys, 2^21 / 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms
