@@ -56,6 +56,10 @@ static float median_ms(const std::function<void()> &f)
     return ms[ms.size() / 2];
 }
 
+/* `dense` mode (call 5): windows of per_leaf queries a leaf (2.5 .. 4, where the library's staged
+ * search takes 64-bit windows), G = 4, Q = 1 and 2, without the descent in query order */
+static std::vector<double> g_per_leaf;
+
 template <typename K> static int run_case(unsigned keys_log2, const std::vector<unsigned> &q_log2s, bool sorted_too,
                                           int rounds)
 {
@@ -82,9 +86,11 @@ template <typename K> static int run_case(unsigned keys_log2, const std::vector<
     const ntg_view *view = &t->gpu->view;
     const psa_plan plan = psa_descent_plan(&t->gpu->plan, view->n_leaves, view->leaf_size * (bits / 8));
     int ok = 1;
+    const size_t n_sizes = g_per_leaf.empty() ? q_log2s.size() : g_per_leaf.size();
     for (int round = 0; round < rounds; round++)
-    for (unsigned ql : q_log2s) {
-        const uint64_t nq = 1ull << ql;
+    for (size_t si = 0; si < n_sizes; si++) {
+        const unsigned ql = g_per_leaf.empty() ? q_log2s[si] : 0;
+        const uint64_t nq = g_per_leaf.empty() ? 1ull << ql : (uint64_t)(g_per_leaf[si] * (double)view->n_leaves);
         std::vector<K> q(nq);
         for (uint64_t i = 0; i < nq; i++)
             q[i] = keys[util_mix64(777 + i + ql) % nk];
@@ -102,8 +108,8 @@ template <typename K> static int run_case(unsigned keys_log2, const std::vector<
         CK(psa_workspace_bytes(bits, (uint32_t)nq, &plan, &wb));
         void *d_ws = nullptr;
         CK(cudaMalloc(&d_ws, wb));
-        printf("round %d: %u-bit 2^%u keys, 2^%u queries (%.3f a leaf)\n", round + 1, bits, keys_log2, ql,
-               (double)nq / view->n_leaves);
+        printf("round %d: %u-bit 2^%u keys, %llu queries (%.3f a leaf)\n", round + 1, bits, keys_log2,
+               (unsigned long long)nq, (double)nq / view->n_leaves);
         const uint64_t stride = nq >> 16 > 7 ? nq >> 16 : 7; /* about 2^16 results checked by value */
         auto reset = [&] {
             CK(cudaMemset(d_v, 0, nq * sizeof(K)));
@@ -167,6 +173,7 @@ template <typename K> static int run_case(unsigned keys_log2, const std::vector<
                    view->start ? view->start_plan.bits : 0, t->gpu->start_fine ? "yes" : "no",
                    t->gpu->start_fine ? t->gpu->start_fine_plan.bits : 0);
         const ntg_view *qv = nq < NTG_START_FINE_BATCH ? &fine_view : view;
+        if (g_per_leaf.empty())
         for (uint32_t g : g_list)
             for (uint32_t qq : q_list) {
                 cudaError_t pe = cudaSuccess;
@@ -227,7 +234,12 @@ int main(int argc, char **argv)
     const int rounds = argc > 1 ? atoi(argv[1]) : 2;
     const bool narrow = argc > 2 && !strcmp(argv[2], "narrow"); /* call 2: G 2, 4; the sparse sizes */
     int rc = 0;
-    if (narrow) {
+    if (argc > 2 && !strcmp(argv[2], "dense")) {
+        g_list = {4};
+        q_list = {1, 2};
+        g_per_leaf = {2.5, 3.0, 3.5, 4.0};
+        rc |= run_case<uint64_t>(26, {}, true, rounds);
+    } else if (narrow) {
         g_list = {2, 4};
         rc |= run_case<uint64_t>(26, {22, 23}, true, rounds);
         rc |= run_case<uint32_t>(28, {22, 23, 24}, true, rounds);
