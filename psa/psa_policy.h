@@ -131,7 +131,12 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * (session 19, the partition in front: 1.984 / 1.880), 2.5 a leaf 2.416 / 2.195 — so 32-bit windows
  * keep the staged search from PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an
  * integer. */
-#define PSA_DESCENT_MAX_HALVES_PER_LEAF_64 5
+#define PSA_DESCENT_MAX_HALVES_PER_LEAF_64 8
+/* (5, below 2.5 a leaf, until session 20; with two queries a group on the path, measured on the H100
+ * (bench/NOTES.md, "Session 20", question 2, multi_probe `dense`), sorted results over 2^26 64-bit
+ * keys, ms, the staged search against the partition + the descent (G = 4, Q = 2): 2.5 a leaf
+ * 0.815-0.832 / 0.725-0.728, 3 0.885-0.895 / 0.803-0.810, 3.5 0.956-0.971 / 0.931-0.933, 4
+ * 1.026-1.029 / 1.027-1.043: below 4 a leaf.) */
 /* Lookups with results in query order take the descent path too, its results restored to query
  * order from the slots (psa_restore), for 32-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32
  * / 2 queries a leaf (64-bit keys: below). Measured on the H100
@@ -150,7 +155,12 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * (G = 4, Q = 2) + the restore: 2^22 queries 0.381 / 0.319, 2^23 (two a leaf) 0.747 / 0.579; in the
  * library on the H100 (call 3, bench_versus): 2^22 queries 1.34 -> 1.75-1.78x the baseline, 2^23
  * 1.42 -> 1.85-1.86x. */
-#define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 5
+#define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 9
+/* (5 in session 20's first change; then, measured on the H100 (question 2, multi_probe `dense`),
+ * query order, ms, the staged search + its restore against the partition + the descent (G = 4,
+ * Q = 2) + the restore: 2.5 a leaf 0.976-0.979 / 0.799-0.800, 3 1.072-1.074 / 0.898-0.903, 3.5
+ * 1.199-1.201 / 1.034-1.044, 4 1.279-1.284 / 1.157-1.159: ahead by 18, 16, 13.5 and 10 %; up to 4 a
+ * leaf measured, below 4.5 taken on the trend.) */
 /* Lower bounds of 32-bit keys take it under the same bounds as lookups in query order (measured,
  * "Session 20", lb_probe on an H200: 2^28 keys, 2^21 / 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms
  * -> 0.221 / 0.374 / 0.671), those of 64-bit keys keep the descent in query order (its lower-bound

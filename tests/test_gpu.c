@@ -884,7 +884,7 @@ static void test_sparse_unordered(void **state)
             /* leaves at 70 %: about 1.5M leaves, more than half the queries: the staged search does
              * not pay (psa_pays), the descent path does (psa_descent_pays); 32-bit keys of shape 0 at
              * 35 %, about 3M leaves, more than the queries: results in query order take it too (64-bit
-             * keys in query order take it below 2.5 queries a leaf) */
+             * keys in query order take it below 4.5 queries a leaf) */
             const double fill = shape == 0 && bits == 32 ? 0.35 : 0.7;
             harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
                                                          fill, &rng)
@@ -947,7 +947,7 @@ static void test_sparse_unordered(void **state)
                     tu_set(q, bits, i, i % 3 == 0 ? 0 : i % 3 == 1 ? tu_mask(bits) : m.keys[(i * 7919) % m.n]);
                 check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
                 /* 2.2 queries a leaf: the staged search pays (psa_pays), and 64-bit keys still take
-                 * the descent path below 2.5 a leaf (psa_policy.h), 32-bit ones the staged search */
+                 * the descent path below 4 a leaf (psa_policy.h), 32-bit ones the staged search */
                 const uint64_t n2 = t->kr.n_leaves * 11 / 5;
                 assert_true(psa_pays(n2, t->kr.n_leaves));
                 assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits, true), bits == 64);

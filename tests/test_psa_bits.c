@@ -96,17 +96,18 @@ static void test_descent_or_partition(void **state)
         /* dense windows: the staged search */
         assert_true(psa_pays(4 * leaves, leaves));
         assert_false(psa_descent_pays(4 * leaves, leaves, bits, true));
-        assert_false(psa_descent_pays(3 * leaves, leaves, bits, true));
+        assert_false(psa_descent_pays(5 * leaves, leaves, bits, false));
     }
-    /* from 2 to 2.5 queries a leaf: the descent path for 64-bit keys, the staged search for 32-bit */
+    assert_false(psa_descent_pays(3 * leaves, leaves, 32, true));
+    /* from 2 to 4 queries a leaf: the descent path for 64-bit keys, the staged search for 32-bit */
     assert_true(psa_pays(2 * leaves, leaves));
     assert_true(psa_descent_pays(2 * leaves, leaves, 64, true));
     assert_false(psa_descent_pays(2 * leaves, leaves, 32, true));
-    assert_true(psa_descent_pays(5 * leaves / 2 - 1, leaves, 64, true));
-    assert_false(psa_descent_pays(5 * leaves / 2, leaves, 64, true));
+    assert_true(psa_descent_pays(4 * leaves - 1, leaves, 64, true));
+    assert_false(psa_descent_pays(4 * leaves, leaves, 64, true));
     assert_true(psa_descent_pays(2 * leaves - 1, leaves, 32, true));
-    /* results in query order: 32-bit keys below one query a leaf, 64-bit keys below 2.5 (as
-     * unordered); lower bounds of 32-bit keys where their lookups go, of 64-bit keys never */
+    /* results in query order: 32-bit keys below one query a leaf, 64-bit keys below 4.5; lower
+     * bounds of 32-bit keys where their lookups go, of 64-bit keys never */
     assert_true(psa_descent_pays(leaves - 1, leaves, 32, false));
     assert_false(psa_descent_pays(leaves, leaves, 32, false));
     assert_false(psa_descent_pays(PSA_DESCENT_MIN_WINDOW - 1, leaves, 32, false));
@@ -114,8 +115,9 @@ static void test_descent_or_partition(void **state)
     assert_true(psa_descent_pays(PSA_DESCENT_MIN_WINDOW, leaves, 64, false));
     assert_true(psa_descent_pays(leaves / 4 + PSA_DESCENT_MIN_WINDOW, leaves, 64, false));
     assert_true(psa_descent_pays(2 * leaves, leaves, 64, false));
-    assert_true(psa_descent_pays(5 * leaves / 2 - 1, leaves, 64, false));
-    assert_false(psa_descent_pays(5 * leaves / 2, leaves, 64, false));
+    assert_true(psa_descent_pays(4 * leaves, leaves, 64, false));
+    assert_true(psa_descent_pays(9 * leaves / 2 - 1, leaves, 64, false));
+    assert_false(psa_descent_pays(9 * leaves / 2, leaves, 64, false));
     assert_true(psa_descent_lower_bound(32));
     assert_false(psa_descent_lower_bound(64));
     /* the plan: one pass of PSA_DESCENT_BITS bits over the span, whatever the full plan's bits */
