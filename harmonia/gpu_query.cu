@@ -123,6 +123,15 @@ static harmonia_status check_residency(harmonia_tree *tree, hm_call *c, harmonia
     return HARMONIA_OK;
 }
 
+/* Whether a point-query window of a device-array call with PSA auto takes PSA's descent path
+ * (psa_policy.h): lookups in either order, lower bounds where psa_descent_lower_bound says, when
+ * psa_descent_pays. setup_call and hm_gpu_workspace_bytes both ask here. */
+static bool takes_descent_path(const harmonia_tree *tree, bool lower_bound, bool unordered, uint64_t window)
+{
+    return (!lower_bound || psa_descent_lower_bound(tree->kr.key_bits)) &&
+           psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
+}
+
 /* Fills the options of a call and checks that all its arrays live where the call says. */
 static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_config *config, hm_call *c)
 {
@@ -155,8 +164,7 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
      * descent path, a one-pass partition on a coarse plan, then the descent (and, for results in
      * query order, the restore) */
     c->psa_descent = psa_applies && c->psa_option < 0 && c->device_memory &&
-                     (c->op == OP_LOOKUP || (c->op == OP_LOWER_BOUND && psa_descent_lower_bound(tree->kr.key_bits))) &&
-                     psa_descent_pays(c->window, tree->kr.n_leaves, tree->kr.key_bits, c->unordered);
+                     takes_descent_path(tree, c->op == OP_LOWER_BOUND, c->unordered, c->window);
     if (c->psa_descent) {
         c->psa = true; /* its scratch is PSA's */
         /* always its own one-pass plan (a config's psa_bits shape the staged search's buckets): the
@@ -925,10 +933,8 @@ extern "C" harmonia_status hm_gpu_workspace_bytes(harmonia_tree *tree, const har
         window = PSA_MAX_WINDOW;
     /* the staged search's plan, or (lookups of device arrays) the descent path's: the same scratch */
     const bool unordered = kind == HARMONIA_QUERY_LOOKUP_UNORDERED;
-    const bool sorted = (unordered || kind == HARMONIA_QUERY_LOOKUP ||
-                         (kind == HARMONIA_QUERY_LOWER_BOUND && psa_descent_lower_bound(tree->kr.key_bits))) &&
-                        !host && config->psa < 0 &&
-                        psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
+    const bool sorted = point && !host && config->psa < 0 &&
+                        takes_descent_path(tree, kind == HARMONIA_QUERY_LOWER_BOUND, unordered, window);
     const bool psa = point && tree->kr.n_keys > 0 && count > 0 &&
                      (config->psa > 0 || (config->psa < 0 && psa_pays(window, tree->kr.n_leaves)) || sorted);
     size_t psa_bytes = 0;

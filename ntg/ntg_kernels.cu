@@ -467,25 +467,26 @@ template <typename LAUNCH> static void with_group_size(uint32_t g, LAUNCH &&laun
 /* The fanout of the fixed-shape kernels of key type K. */
 template <typename K> constexpr int fixed_fanout() { return sizeof(K) == 4 ? NTG_FIXED_FANOUT_32 : NTG_FIXED_FANOUT_64; }
 
-/* The multi-query kernel at (G, Q) when it has an instantiation (G 2, 4, 8; Q 2, 4); false: none. */
+/* The multi-query kernel at (G, Q) when it has an instantiation; false: none. Only what the policy
+ * can pick is compiled (ntg_policy.h: Q = 2 for 64-bit keys, at the policy's G = 4 or a config's
+ * G = 2 or 8): Q = 4 (64 registers at 64-bit G = 4) and 32-bit keys at Q = 2 measured slower
+ * (bench/NOTES.md, "Session 20"; multi_probe measured them at 3694627). */
 template <typename K, int F, int L>
 static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uint32_t g, uint32_t q,
                                 const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
                                 uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
                                 cudaStream_t stream)
 {
-    if ((g != 2 && g != 4 && g != 8) || (q != 2 && q != 4))
+    if (sizeof(K) != 8 || q != 2 || (g != 2 && g != 4 && g != 8))
         return false;
     const unsigned grid = grid_for((n + q - 1) / q, g);
-#define NTG_MULTI(GG, QQ)                                                                                      \
-    if (g == GG && q == QQ) {                                                                                  \
-        lookup_multi_kernel<K, GG, F, L, QQ><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(                          \
-            *v, cut, queries, positions, n, values_out, found_out, positions_out, position_base);              \
-        return true;                                                                                           \
-    }
-    NTG_MULTI(2, 2) NTG_MULTI(2, 4) NTG_MULTI(4, 2) NTG_MULTI(4, 4) NTG_MULTI(8, 2) NTG_MULTI(8, 4)
-#undef NTG_MULTI
-    return false;
+    with_group_size(g, [&](auto group) {
+        constexpr int G = decltype(group)::value;
+        if constexpr (sizeof(K) == 8 && (G == 2 || G == 4 || G == 8))
+            lookup_multi_kernel<K, G, F, L, 2><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, cut, queries, positions, n, values_out, found_out, positions_out, position_base);
+    });
+    return true;
 }
 
 template <typename K>

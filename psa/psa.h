@@ -37,8 +37,8 @@
  * where they were measured"), which would cost more than the search. Unordered results skip the
  * restore: the passes carry each query's index to the slot instead (positions).
  *
- * Lookups of sparse windows (unordered, and 64-bit keys in query order: fewer than about 2 queries
- * a leaf; 32-bit keys in query order below one a leaf: psa_descent_pays) take PSA's descent path: one pass on a coarse plan
+ * Lookups of sparse windows (psa_descent_pays: unordered fewer than 2 queries a leaf, 64-bit keys 4;
+ * in query order 32-bit keys below one a leaf, 64-bit keys 4.5) take PSA's descent path: one pass on a coarse plan
  * (psa_descent_plan, PSA_DESCENT_BITS bits; unordered, it writes the positions), then the plain
  * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
  * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would

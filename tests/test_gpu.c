@@ -857,7 +857,7 @@ static void test_start_table(void **state)
 /* Lookups and lower bounds of large sparse windows (fewer queries than leaves, at least 2^21): PSA's
  * descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the positions of
  * unordered windows, then the plain descent over the slots, for 64-bit keys two queries a group at
- * the policy's G (ntg_policy.h) and at G 8, one at G 1 and 16; in query order, for 64-bit keys and for 32-bit keys below
+ * the policy's G (ntg_policy.h) and at G 2 and 8, one at G 1 and 16; in query order, for 64-bit keys and for 32-bit keys below
  * one query a leaf, the restore), with PSA auto; against the CPU engine, every position once.
  * Shapes: uniform keys, and a narrow band near the maximum (the plan's bits sit where key_min and
  * key_max differ); queries 0 and the maximum among them (outside the span: the partition puts them
@@ -938,6 +938,7 @@ static void test_sparse_unordered(void **state)
                  * the same key) and one whose buckets hold 0, the maximum and the tree's keys (not in
                  * quick mode: the sanitizers run the same kernels on the window above) */
                 check_lookups(t, bits, q, n, 1, -1, 0, 1, 1);
+                check_lookups(t, bits, q, n, 2, -1, 0, 1, 1); /* 64-bit: two queries a group at G = 2 */
                 check_lookups(t, bits, q, n, 8, -1, 0, 1, 1);
                 check_lookups(t, bits, q, n, 16, -1, 0, 1, 1);
                 for (uint64_t i = 0; i < n; i++)

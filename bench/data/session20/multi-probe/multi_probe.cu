@@ -9,7 +9,10 @@
  * 16 i + (mix & 15); queries: random tree keys (all hits). CUDA events on the legacy stream, median
  * of 15 after 3 warm-ups; every result checked (query order: one in max(7, n / 2^16) against
  * std::lower_bound; sorted: the positions a permutation, values as often). Each tree built once,
- * its batches measured in argv[1] rounds (default 2). */
+ * its batches measured in argv[1] rounds (default 2).
+ * Since the read-through after call 6 the library compiles the multi-query kernel for 64-bit keys
+ * at Q = 2 only (ntg_kernels.cu, launch_lookup_multi): the Q = 4 rows and the 32-bit Q = 2 rows of
+ * calls 1-2 were measured with 3694627's library; built against a later one they run as Q = 1. */
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
