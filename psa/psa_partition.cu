@@ -268,6 +268,43 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
     *base = wait_chunk(ch, bin, j) * tile + off;
 }
 
+/* counts[bin] += 1 for each lane of `active` (the calling lanes, all of them converged here), and
+ * the lane's rank among the lanes that add to the same bin: what counts[bin] held before its add.
+ * Shared-memory atomic adds to one address from the lanes of one instruction go one after another,
+ * and some windows put most of a warp's items in one bin — mostly outside the keys' span (the
+ * outside bin), or a hot key's bucket in pass 2 — so the lanes that share the first active lane's
+ * bin add once for all of them (PSA_RANK_AGGREGATE 1, psa_policy.h), or every group of lanes that
+ * share a bin does (2: __match_any_sync), or each lane adds alone (0). Ranks within a bin are in
+ * no particular order either way. */
+__device__ __forceinline__ uint32_t warp_add(uint32_t *counts, uint32_t bin, unsigned active)
+{
+#if PSA_RANK_AGGREGATE == 0
+    (void)active;
+    return atomicAdd(&counts[bin], 1u);
+#else
+    const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
+#if PSA_RANK_AGGREGATE == 1
+    const int first = __ffs(active) - 1;
+    const uint32_t lead = __shfl_sync(active, bin, first);
+    const unsigned peers = __ballot_sync(active, bin == lead);
+    uint32_t r = 0;
+    if ((int)lane == first)
+        r = atomicAdd(&counts[bin], (uint32_t)__popc(peers));
+    else if (bin != lead)
+        r = atomicAdd(&counts[bin], 1u);
+    const uint32_t base = __shfl_sync(active, r, first);
+    return bin == lead ? base + (uint32_t)__popc(peers & below) : r;
+#else
+    const unsigned peers = __match_any_sync(active, bin);
+    const int leader = __ffs(peers) - 1;
+    uint32_t r = 0;
+    if ((int)lane == leader)
+        r = atomicAdd(&counts[bin], (uint32_t)__popc(peers));
+    return __shfl_sync(active, r, leader) + (uint32_t)__popc(peers & below);
+#endif
+#endif
+}
+
 /* Groups a tile's items by bin: rank[k] = the item's rank among the tile's items of its bin, then
  * offsets[b] = the tile's items in bins below b (so item k goes to tile position
  * offsets[bin[k]] + rank[k]); counts[b] = the tile's items of bin b. */
@@ -282,9 +319,11 @@ __device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const b
         counts[b] = 0;
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < ITEMS; k++)
+    for (int k = 0; k < ITEMS; k++) {
+        const unsigned active = __ballot_sync(0xffffffffu, valid[k]);
         if (valid[k])
-            rank[k] = atomicAdd(&counts[bin[k]], 1u);
+            rank[k] = warp_add(counts, bin[k], active);
+    }
     __syncthreads();
     uint32_t c[BINS_PER_THREAD], o[BINS_PER_THREAD];
 #pragma unroll
@@ -312,8 +351,13 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
     __syncthreads();
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-        atomicAdd(&counts[coarse_bin<K>(plan, queries[i])], 1u);
+    /* (the loop is block-uniform: blockDim.x is a multiple of 32, so a warp's lanes leave it together) */
+    for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t i = first + threadIdx.x;
+        const unsigned active = __ballot_sync(0xffffffffu, i < n);
+        if (i < n)
+            (void)warp_add(counts, coarse_bin<K>(plan, queries[i]), active);
+    }
     __syncthreads();
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         if (counts[b])
@@ -372,8 +416,12 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
     const tile_place t = block_tile(true, 0, m, tile, &place);
     if (t.begin == t.end)
         return; /* block-uniform */
-    for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += blockDim.x)
-        atomicAdd(&counts[fine_bin<K>(plan, keys1[s])], 1u);
+    for (uint32_t first = t.begin; first < t.end; first += blockDim.x) { /* block-uniform, as hist1's */
+        const uint32_t s = first + threadIdx.x;
+        const unsigned active = __ballot_sync(0xffffffffu, s < t.end);
+        if (s < t.end)
+            (void)warp_add(counts, fine_bin<K>(plan, keys1[s]), active);
+    }
     __syncthreads();
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         if (counts[b])
@@ -438,15 +486,30 @@ __global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__re
             for (uint32_t v = 0; v < HIST2_MAX_VECS; v++)
                 if (v < vecs)
                     raw[v] = __ldg(reinterpret_cast<const uint4 *>(fine + first) + v);
+            /* (a run of equal bins, as a hot key's bucket makes, is added once: PSA_RANK_AGGREGATE) */
+            uint32_t cur = 0, same = 0;
 #pragma unroll
             for (uint32_t v = 0; v < HIST2_MAX_VECS; v++)
                 if (v < vecs) {
                     F part[per_vec];
                     memcpy(part, &raw[v], 16);
 #pragma unroll
-                    for (uint32_t e = 0; e < per_vec; e++)
+                    for (uint32_t e = 0; e < per_vec; e++) {
+#if PSA_RANK_AGGREGATE
+                        if (part[e] != cur) {
+                            if (same)
+                                atomicAdd(&counts[cur], same);
+                            cur = part[e];
+                            same = 0;
+                        }
+                        same++;
+#else
                         atomicAdd(&counts[part[e]], 1u);
+#endif
+                    }
                 }
+            if (same)
+                atomicAdd(&counts[cur], same);
         } else {
             for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += HIST2_THREADS)
                 atomicAdd(&counts[__ldg(fine + s)], 1u);

@@ -56,6 +56,15 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
     const unsigned bytes = bits2 <= 8 ? 1u : 2u;
     return PSA_FINE_BINS && bits2 > 0 && 2 * bytes < key_bits / 8 ? bytes : 0;
 }
+/* How a tile's items get their ranks in their bins (psa_partition.cu, warp_add): 1, the lanes of a
+ * warp that share the first lane's bin add to its shared-memory count once for all of them (one
+ * ballot and two shuffles an item), the others alone; 2, every group of lanes sharing a bin adds once
+ * (__match_any_sync); 0, every lane alone. A window mostly outside the keys' span (or a hot key's
+ * bucket in pass 2) puts most of a warp's items in one bin, whose atomic adds from one instruction
+ * are served one lane at a time. Measured: bench/NOTES.md, "Session 21". */
+#ifndef PSA_RANK_AGGREGATE
+#define PSA_RANK_AGGREGATE 1
+#endif
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
 #ifndef PSA_MIN_BLOCKS
