@@ -268,41 +268,36 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
     *base = wait_chunk(ch, bin, j) * tile + off;
 }
 
-/* counts[bin] += 1 for each lane of `active` (the calling lanes, all of them converged here), and
- * the lane's rank among the lanes that add to the same bin: what counts[bin] held before its add.
- * Shared-memory atomic adds to one address from the lanes of one instruction go one after another,
- * and some windows put most of a warp's items in one bin — mostly outside the keys' span (the
- * outside bin), or a hot key's bucket in pass 2 — so the lanes that share the first active lane's
- * bin add once for all of them (PSA_RANK_AGGREGATE 1, psa_policy.h), or every group of lanes that
- * share a bin does (2: __match_any_sync), or each lane adds alone (0). Ranks within a bin are in
- * no particular order either way. */
-__device__ __forceinline__ uint32_t warp_add(uint32_t *counts, uint32_t bin, unsigned active)
+/* counts[bin] += 1 for each lane of `active` (the calling lanes, all converged here), returning
+ * what counts[bin] held before the lane's add: its rank among the tile's items of that bin. A
+ * warp's lanes whose items are in bin `hot` (pass 1: the bin of the queries outside the keys'
+ * span) add once for all of them, where there are any (one ballot an item): windows mostly
+ * outside the span put most of a warp's items there, and the shared-memory atomic adds of one
+ * instruction to one address are served one lane at a time (bench/NOTES.md, "Session 21": 64-bit
+ * keys, 2^27 queries 90 % outside the span, −11 % of the call). Ranks within a bin are in no
+ * particular order either way. hot = UINT32_MAX: every lane adds alone (pass 2). */
+__device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, unsigned active, uint32_t hot)
 {
-#if PSA_RANK_AGGREGATE == 0
+#if PSA_RANK_AGGREGATE
+    if (hot != UINT32_MAX) { /* (block-uniform) */
+        const unsigned peers = __ballot_sync(active, bin == hot);
+        if (peers) { /* (warp-uniform) */
+            const unsigned lane = threadIdx.x & 31u;
+            const int first = __ffs(peers) - 1;
+            uint32_t r = 0;
+            if ((int)lane == first)
+                r = atomicAdd(&counts[hot], (uint32_t)__popc(peers));
+            else if (bin != hot)
+                r = atomicAdd(&counts[bin], 1u);
+            const uint32_t base = __shfl_sync(active, r, first);
+            return bin == hot ? base + (uint32_t)__popc(peers & ((1u << lane) - 1u)) : r;
+        }
+    }
+#else
     (void)active;
+    (void)hot;
+#endif
     return atomicAdd(&counts[bin], 1u);
-#else
-    const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
-#if PSA_RANK_AGGREGATE == 1
-    const int first = __ffs(active) - 1;
-    const uint32_t lead = __shfl_sync(active, bin, first);
-    const unsigned peers = __ballot_sync(active, bin == lead);
-    uint32_t r = 0;
-    if ((int)lane == first)
-        r = atomicAdd(&counts[bin], (uint32_t)__popc(peers));
-    else if (bin != lead)
-        r = atomicAdd(&counts[bin], 1u);
-    const uint32_t base = __shfl_sync(active, r, first);
-    return bin == lead ? base + (uint32_t)__popc(peers & below) : r;
-#else
-    const unsigned peers = __match_any_sync(active, bin);
-    const int leader = __ffs(peers) - 1;
-    uint32_t r = 0;
-    if ((int)lane == leader)
-        r = atomicAdd(&counts[bin], (uint32_t)__popc(peers));
-    return __shfl_sync(active, r, leader) + (uint32_t)__popc(peers & below);
-#endif
-#endif
 }
 
 /* Groups a tile's items by bin: rank[k] = the item's rank among the tile's items of its bin, then
@@ -312,7 +307,7 @@ typedef cub::BlockScan<uint32_t, PSA_THREADS> bin_scan;
 
 template <int ITEMS>
 __device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const bool (&valid)[ITEMS], uint32_t bins,
-                                           uint32_t *counts, uint32_t *offsets,
+                                           uint32_t hot, uint32_t *counts, uint32_t *offsets,
                                            typename bin_scan::TempStorage &scan_temp, uint32_t (&rank)[ITEMS])
 {
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
@@ -322,7 +317,7 @@ __device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const b
     for (int k = 0; k < ITEMS; k++) {
         const unsigned active = __ballot_sync(0xffffffffu, valid[k]);
         if (valid[k])
-            rank[k] = warp_add(counts, bin[k], active);
+            rank[k] = rank_add(counts, bin[k], active, hot);
     }
     __syncthreads();
     uint32_t c[BINS_PER_THREAD], o[BINS_PER_THREAD];
@@ -351,12 +346,12 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
     __syncthreads();
-    /* (the loop is block-uniform: blockDim.x is a multiple of 32, so a warp's lanes leave it together) */
+    /* (block-uniform: blockDim.x is a multiple of 32, so a warp's lanes leave the loop together) */
     for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t i = first + threadIdx.x;
         const unsigned active = __ballot_sync(0xffffffffu, i < n);
         if (i < n)
-            (void)warp_add(counts, coarse_bin<K>(plan, queries[i]), active);
+            (void)rank_add(counts, coarse_bin<K>(plan, queries[i]), active, bins - 1);
     }
     __syncthreads();
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
@@ -416,12 +411,8 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
     const tile_place t = block_tile(true, 0, m, tile, &place);
     if (t.begin == t.end)
         return; /* block-uniform */
-    for (uint32_t first = t.begin; first < t.end; first += blockDim.x) { /* block-uniform, as hist1's */
-        const uint32_t s = first + threadIdx.x;
-        const unsigned active = __ballot_sync(0xffffffffu, s < t.end);
-        if (s < t.end)
-            (void)warp_add(counts, fine_bin<K>(plan, keys1[s]), active);
-    }
+    for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += blockDim.x)
+        atomicAdd(&counts[fine_bin<K>(plan, keys1[s])], 1u);
     __syncthreads();
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         if (counts[b])
@@ -486,30 +477,15 @@ __global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__re
             for (uint32_t v = 0; v < HIST2_MAX_VECS; v++)
                 if (v < vecs)
                     raw[v] = __ldg(reinterpret_cast<const uint4 *>(fine + first) + v);
-            /* (a run of equal bins, as a hot key's bucket makes, is added once: PSA_RANK_AGGREGATE) */
-            uint32_t cur = 0, same = 0;
 #pragma unroll
             for (uint32_t v = 0; v < HIST2_MAX_VECS; v++)
                 if (v < vecs) {
                     F part[per_vec];
                     memcpy(part, &raw[v], 16);
 #pragma unroll
-                    for (uint32_t e = 0; e < per_vec; e++) {
-#if PSA_RANK_AGGREGATE
-                        if (part[e] != cur) {
-                            if (same)
-                                atomicAdd(&counts[cur], same);
-                            cur = part[e];
-                            same = 0;
-                        }
-                        same++;
-#else
+                    for (uint32_t e = 0; e < per_vec; e++)
                         atomicAdd(&counts[part[e]], 1u);
-#endif
-                    }
                 }
-            if (same)
-                atomicAdd(&counts[cur], same);
         } else {
             for (uint32_t s = t.begin + threadIdx.x; s < t.end; s += HIST2_THREADS)
                 atomicAdd(&counts[__ldg(fine + s)], 1u);
@@ -579,7 +555,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         key[k] = valid[k] ? keys_in[s] : (K)0;
         bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
     }
-    group_tile(bin, valid, bins, sh.counts, sh.offsets, sh.scan_temp, rank);
+    group_tile(bin, valid, bins, second ? UINT32_MAX : 1u << plan.bits1, sh.counts, sh.offsets, sh.scan_temp, rank);
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
         if (sh.counts[b]) {
             if (!second && chunks.taken)

@@ -56,12 +56,11 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
     const unsigned bytes = bits2 <= 8 ? 1u : 2u;
     return PSA_FINE_BINS && bits2 > 0 && 2 * bytes < key_bits / 8 ? bytes : 0;
 }
-/* How a tile's items get their ranks in their bins (psa_partition.cu, warp_add): 1, the lanes of a
- * warp that share the first lane's bin add to its shared-memory count once for all of them (one
- * ballot and two shuffles an item), the others alone; 2, every group of lanes sharing a bin adds once
- * (__match_any_sync); 0, every lane alone. A window mostly outside the keys' span (or a hot key's
- * bucket in pass 2) puts most of a warp's items in one bin, whose atomic adds from one instruction
- * are served one lane at a time. Measured: bench/NOTES.md, "Session 21". */
+/* Pass 1 ranks the items of a warp that fall outside the keys' span with one shared-memory atomic
+ * add for all of them (psa_partition.cu, rank_add), where a warp has any: measured on an H200
+ * (bench/NOTES.md, "Session 21"). 0 turns it off (the #ifndef lets an A/B build do that). Every
+ * other bin's items add one by one: aggregating them all (the first lane's bin, or every group
+ * with __match_any_sync) cost 32-bit keys' uniform windows 7 % (pass 1 +7 %, its count +38 %). */
 #ifndef PSA_RANK_AGGREGATE
 #define PSA_RANK_AGGREGATE 1
 #endif
