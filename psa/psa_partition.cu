@@ -268,36 +268,39 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
     *base = wait_chunk(ch, bin, j) * tile + off;
 }
 
-/* counts[bin] += 1 for each lane of `active` (the calling lanes, all converged here), returning
- * what counts[bin] held before the lane's add: its rank among the tile's items of that bin. A
- * warp's lanes whose items are in bin `hot` (pass 1: the bin of the queries outside the keys'
- * span) add once for all of them, where there are any (one ballot an item): windows mostly
- * outside the span put most of a warp's items there, and the shared-memory atomic adds of one
- * instruction to one address are served one lane at a time (bench/NOTES.md, "Session 21": 64-bit
- * keys, 2^27 queries 90 % outside the span, −11 % of the call). Ranks within a bin are in no
- * particular order either way. hot = UINT32_MAX: every lane adds alone (pass 2). */
-__device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, unsigned active, uint32_t hot)
+/* counts[bin] += 1 for each lane with `valid` (every lane of the warp calls, converged), returning
+ * what counts[bin] held before the lane's add: its rank among the tile's items of that bin (0 for
+ * an invalid lane). A warp's lanes whose items are in bin `hot` (pass 1 of 64-bit keys: the bin of
+ * the queries outside the keys' span) add once for all of them, where there are any (two ballots
+ * an item): a window mostly outside the span puts most of a warp's items there, and the
+ * shared-memory atomic adds of one instruction to one address are served one lane at a time
+ * (bench/NOTES.md, "Session 21": 2^27 queries 90 % outside the span of 2^26 64-bit keys, the call
+ * −8 to −9 % on the H100). Ranks within a bin are in no particular order either way. hot =
+ * UINT32_MAX (pass 2, 32-bit keys: hot_bin, PSA_RANK_AGGREGATE): every lane adds alone. */
+__device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, bool valid, uint32_t hot)
 {
-#if PSA_RANK_AGGREGATE
     if (hot != UINT32_MAX) { /* (block-uniform) */
-        const unsigned peers = __ballot_sync(active, bin == hot);
+        const unsigned active = __ballot_sync(0xffffffffu, valid);
+        const unsigned peers = __ballot_sync(0xffffffffu, valid && bin == hot);
         if (peers) { /* (warp-uniform) */
             const unsigned lane = threadIdx.x & 31u;
             const int first = __ffs(peers) - 1;
             uint32_t r = 0;
             if ((int)lane == first)
                 r = atomicAdd(&counts[hot], (uint32_t)__popc(peers));
-            else if (bin != hot)
+            else if (valid && bin != hot)
                 r = atomicAdd(&counts[bin], 1u);
-            const uint32_t base = __shfl_sync(active, r, first);
+            const uint32_t base = __shfl_sync(active | peers, r, first);
             return bin == hot ? base + (uint32_t)__popc(peers & ((1u << lane) - 1u)) : r;
         }
     }
-#else
-    (void)active;
-    (void)hot;
-#endif
-    return atomicAdd(&counts[bin], 1u);
+    return valid ? atomicAdd(&counts[bin], 1u) : 0u;
+}
+
+/* The bin whose ranks pass 1 aggregates (rank_add): the outside bin, for 64-bit keys. */
+template <typename K> __device__ __forceinline__ uint32_t hot_bin(const psa_plan &plan)
+{
+    return PSA_RANK_AGGREGATE && sizeof(K) == 8 ? 1u << plan.bits1 : UINT32_MAX;
 }
 
 /* Groups a tile's items by bin: rank[k] = the item's rank among the tile's items of its bin, then
@@ -314,11 +317,8 @@ __device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const b
         counts[b] = 0;
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < ITEMS; k++) {
-        const unsigned active = __ballot_sync(0xffffffffu, valid[k]);
-        if (valid[k])
-            rank[k] = rank_add(counts, bin[k], active, hot);
-    }
+    for (int k = 0; k < ITEMS; k++)
+        rank[k] = rank_add(counts, bin[k], valid[k], hot);
     __syncthreads();
     uint32_t c[BINS_PER_THREAD], o[BINS_PER_THREAD];
 #pragma unroll
@@ -346,12 +346,15 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
     __syncthreads();
-    /* (block-uniform: blockDim.x is a multiple of 32, so a warp's lanes leave the loop together) */
-    for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t i = first + threadIdx.x;
-        const unsigned active = __ballot_sync(0xffffffffu, i < n);
-        if (i < n)
-            (void)rank_add(counts, coarse_bin<K>(plan, queries[i]), active, bins - 1);
+    const uint32_t hot = hot_bin<K>(plan);
+    if (hot == UINT32_MAX) {
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+            atomicAdd(&counts[coarse_bin<K>(plan, queries[i])], 1u);
+    } else { /* (a warp's lanes leave the loop together: blockDim.x is a multiple of 32) */
+        for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += (uint64_t)gridDim.x * blockDim.x) {
+            const uint64_t i = first + threadIdx.x;
+            (void)rank_add(counts, i < n ? coarse_bin<K>(plan, queries[i]) : 0u, i < n, hot);
+        }
     }
     __syncthreads();
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
@@ -555,7 +558,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         key[k] = valid[k] ? keys_in[s] : (K)0;
         bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
     }
-    group_tile(bin, valid, bins, second ? UINT32_MAX : 1u << plan.bits1, sh.counts, sh.offsets, sh.scan_temp, rank);
+    group_tile(bin, valid, bins, second ? UINT32_MAX : hot_bin<K>(plan), sh.counts, sh.offsets, sh.scan_temp, rank);
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
         if (sh.counts[b]) {
             if (!second && chunks.taken)

@@ -56,11 +56,16 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
     const unsigned bytes = bits2 <= 8 ? 1u : 2u;
     return PSA_FINE_BINS && bits2 > 0 && 2 * bytes < key_bits / 8 ? bytes : 0;
 }
-/* Pass 1 ranks the items of a warp that fall outside the keys' span with one shared-memory atomic
- * add for all of them (psa_partition.cu, rank_add), where a warp has any: measured on an H200
- * (bench/NOTES.md, "Session 21"). 0 turns it off (the #ifndef lets an A/B build do that). Every
- * other bin's items add one by one: aggregating them all (the first lane's bin, or every group
- * with __match_any_sync) cost 32-bit keys' uniform windows 7 % (pass 1 +7 %, its count +38 %). */
+/* Pass 1 of 64-bit keys ranks the items of a warp that fall outside the keys' span with one
+ * shared-memory atomic add for all of them (psa_partition.cu, rank_add), where a warp has any:
+ * measured on the H100 (bench/NOTES.md, "Session 21", call 2), 2^27 queries 90 % outside the span
+ * of 2^26 keys, 3.20-3.23 -> 2.94 ms unordered, 3.67-3.71 -> 3.41 in query order, uniform
+ * windows unchanged. 32-bit keys gained nothing (their "outside" window of bench_versus has half
+ * its queries on the smallest key, inside the span) and may lose a little (a 2^20-key tree's
+ * one-pass windows, the pass most of the call: −4.5 % in one run), so they keep one add a lane.
+ * Aggregating every bin (the first lane's, or each group with __match_any_sync) cost 32-bit uniform
+ * windows 7 % (call 1, H200: pass 1 +7 %, pass 2's count +38 %). 0 turns it off (the #ifndef lets
+ * an A/B build do that). */
 #ifndef PSA_RANK_AGGREGATE
 #define PSA_RANK_AGGREGATE 1
 #endif

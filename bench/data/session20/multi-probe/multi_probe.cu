@@ -242,6 +242,12 @@ int main(int argc, char **argv)
         q_list = {1, 2};
         g_per_leaf = {2.5, 3.0, 3.5, 4.0};
         rc |= run_case<uint64_t>(26, {}, true, rounds);
+    } else if (argc > 2 && !strcmp(argv[2], "ordered32")) {
+        /* session 21: the 32-bit descent path + restore in query order at one a leaf (2^24 queries),
+         * and half and two a leaf beside it, against the library's call (G = 2, one query a group) */
+        g_list = {2};
+        q_list = {1};
+        rc |= run_case<uint32_t>(28, {23, 24, 25}, false, rounds);
     } else if (narrow) {
         g_list = {2, 4};
         rc |= run_case<uint64_t>(26, {22, 23}, true, rounds);
