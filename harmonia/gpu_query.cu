@@ -124,12 +124,12 @@ static harmonia_status check_residency(harmonia_tree *tree, hm_call *c, harmonia
 }
 
 /* Whether a point-query window of a device-array call with PSA auto takes PSA's descent path
- * (psa_policy.h): lookups in either order, lower bounds where psa_descent_lower_bound says, when
- * psa_descent_pays. setup_call and hm_gpu_workspace_bytes both ask here. */
+ * (psa_policy.h): lookups in either order when psa_descent_pays, lower bounds when
+ * psa_descent_lower_bound_pays. setup_call and hm_gpu_workspace_bytes both ask here. */
 static bool takes_descent_path(const harmonia_tree *tree, bool lower_bound, bool unordered, uint64_t window)
 {
-    return (!lower_bound || psa_descent_lower_bound(tree->kr.key_bits)) &&
-           psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
+    return lower_bound ? psa_descent_lower_bound_pays(window, tree->kr.n_leaves, tree->kr.key_bits)
+                       : psa_descent_pays(window, tree->kr.n_leaves, tree->kr.key_bits, unordered);
 }
 
 /* Fills the options of a call and checks that all its arrays live where the call says. */

@@ -38,7 +38,8 @@
  * restore: the passes carry each query's index to the slot instead (positions).
  *
  * Lookups of sparse windows (psa_descent_pays: unordered fewer than 2 queries a leaf, 64-bit keys 4;
- * in query order 32-bit keys below one a leaf, 64-bit keys 4.5) take PSA's descent path: one pass on a coarse plan
+ * in query order 32-bit keys below 2.5 a leaf, 64-bit keys 4.5; lower bounds of 32-bit keys below
+ * one a leaf: psa_descent_lower_bound_pays) take PSA's descent path: one pass on a coarse plan
  * (psa_descent_plan, PSA_DESCENT_BITS bits; unordered, it writes the positions), then the plain
  * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
  * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would
@@ -112,12 +113,21 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
  * psa_descent_plan; results in query order restored from the slots) rather than the staged search
  * of a full plan or the descent in query order (the auto policy: psa_policy.h): large, and sparser
  * than psa_descent_max_halves_per_leaf / 2 queries a leaf (the staged search wants denser windows;
- * 64-bit keys take the descent a little further, in both orders; 32-bit keys in query order below
- * one a leaf). */
+ * 64-bit keys take the descent a little further, in both orders; 32-bit keys in query order a
+ * little further too). */
 static inline bool psa_descent_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits, bool unordered)
 {
     return window >= PSA_DESCENT_MIN_WINDOW &&
            2 * window < (uint64_t)psa_descent_max_halves_per_leaf(key_bits, unordered) * n_leaves;
+}
+
+/* The same for a window of lower bounds (results in query order): 32-bit keys below
+ * PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 / 2 queries a leaf (psa_descent_lower_bound),
+ * 64-bit keys never. */
+static inline bool psa_descent_lower_bound_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits)
+{
+    return psa_descent_lower_bound(key_bits) && window >= PSA_DESCENT_MIN_WINDOW &&
+           2 * window < (uint64_t)PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 * n_leaves;
 }
 
 /* The one-pass plan of the descent path: PSA_DESCENT_BITS bits of plan's span (fewer where the

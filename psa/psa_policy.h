@@ -160,7 +160,14 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 2^26 keys, 2^21 queries 0.269 / 0.275 (G = 4: 0.264), 2^22 0.508 / 0.498 (0.479), 2^23 0.865 /
  * 0.979 — within the few per cent that the library's call adds to a pipeline by hand (2^20 queries,
  * unordered, above) for 64-bit keys up to one a leaf, behind from two (with one query a group). */
-#define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 2
+#define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 5
+/* (2, below one a leaf, until session 21; then, with one query a group as ever for 32-bit keys,
+ * measured on the H100 (bench/NOTES.md, "Session 21", call 3, multi_probe `ordered32`), 32-bit 2^28
+ * keys (16 i + (mix & 15)), query order, ms, the library's call (the staged search from one a leaf)
+ * against the partition at 8 bits + the descent (G = 2) + the restore: one a leaf 1.504-1.506 /
+ * 1.137-1.138, two a leaf 2.184-2.203 / 2.128-2.140 (session 19's harness had the staged search
+ * ahead at two a leaf, 2.206 against 2.760, before the start tables of session 17 reached the
+ * descent path); call 4 brackets 1.5, 2.5 and 3 a leaf.) */
 /* ... and of 64-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 / 2 a leaf, since the
  * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP_64):
  * measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, call 2), ms, 64-bit 2^26 keys, the
@@ -174,11 +181,14 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * Q = 2) + the restore: 2.5 a leaf 0.976-0.979 / 0.799-0.800, 3 1.072-1.074 / 0.898-0.903, 3.5
  * 1.199-1.201 / 1.034-1.044, 4 1.279-1.284 / 1.157-1.159: ahead by 18, 16, 13.5 and 10 %; up to 4 a
  * leaf measured, below 4.5 taken on the trend.) */
-/* Lower bounds of 32-bit keys take it under the same bounds as lookups in query order (measured,
- * "Session 20", lb_probe on an H200: 2^28 keys, 2^21 / 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms
- * -> 0.221 / 0.374 / 0.671), those of 64-bit keys keep the descent in query order (its lower-bound
- * kernel carries one query a group: not measured on the path); PSA_DESCENT_LOWER_BOUND 0 turns it
- * off (the #ifndef lets an A/B build do that; the library's build never does). */
+/* Lower bounds of 32-bit keys take it below PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 / 2
+ * queries a leaf (measured below one a leaf, "Session 20", lb_probe on an H200: 2^28 keys, 2^21 /
+ * 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms -> 0.221 / 0.374 / 0.671; denser windows of lower
+ * bounds not measured on the path, so they keep the staged search from one a leaf), those of 64-bit
+ * keys keep the descent in query order (its lower-bound kernel carries one query a group: not
+ * measured on the path); PSA_DESCENT_LOWER_BOUND 0 turns it off (the #ifndef lets an A/B build do
+ * that; the library's build never does). */
+#define PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 2
 #ifndef PSA_DESCENT_LOWER_BOUND
 #define PSA_DESCENT_LOWER_BOUND 1
 #endif

@@ -882,9 +882,9 @@ static void test_sparse_unordered(void **state)
                 tu_model_make(&m, bits, n_keys, TU_UNIFORM, &rng);
             }
             /* leaves at 70 %: about 1.5M leaves, more than half the queries: the staged search does
-             * not pay (psa_pays), the descent path does (psa_descent_pays); 32-bit keys of shape 0 at
-             * 35 %, about 3M leaves, more than the queries: results in query order take it too (64-bit
-             * keys in query order take it below 4.5 queries a leaf) */
+             * not pay (psa_pays), the descent path does (psa_descent_pays), in both orders (in query
+             * order below 2.5 queries a leaf for 32-bit keys, 4.5 for 64-bit); 32-bit keys of shape 0
+             * at 35 %, about 3M leaves, more than the queries: lower bounds take it too */
             const double fill = shape == 0 && bits == 32 ? 0.35 : 0.7;
             harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
                                                          fill, &rng)
@@ -893,11 +893,12 @@ static void test_sparse_unordered(void **state)
             /* the window takes the descent path: the staged search declines, and it is large enough */
             assert_false(psa_pays(n, t->kr.n_leaves));
             assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, true));
-            const bool ordered_descent = bits == 64 || shape == 0;
-            assert_int_equal(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, false), ordered_descent);
-            /* harmonia_query_workspace_bytes counts PSA's scratch for unordered lookups of device
-             * arrays, and for the same batch in query order where the descent path takes it too
-             * (64-bit keys, 32-bit keys of shape 0), else none (the descent alone) */
+            assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, false));
+            const bool lower_bound_descent = bits == 32 && shape == 0;
+            assert_int_equal(psa_descent_lower_bound_pays(n, t->kr.n_leaves, bits), lower_bound_descent);
+            /* harmonia_query_workspace_bytes counts PSA's scratch for lookups of device arrays in
+             * either order (the descent path), and for lower bounds where it takes them too (32-bit
+             * keys of shape 0), else none (the descent alone) */
             harmonia_query_config wc;
             harmonia_query_config_init(&wc);
             wc.backend = HARMONIA_BACKEND_GPU;
@@ -910,7 +911,10 @@ static void test_sparse_unordered(void **state)
             assert_true(scratch_bytes > 0 && device_bytes >= scratch_bytes);
             assert_int_equal(harmonia_query_workspace_bytes(t, &wc, HARMONIA_QUERY_LOOKUP, n, &device_bytes, NULL),
                              HARMONIA_OK);
-            assert_int_equal(device_bytes, ordered_descent ? scratch_bytes : 0);
+            assert_int_equal(device_bytes, scratch_bytes);
+            assert_int_equal(harmonia_query_workspace_bytes(t, &wc, HARMONIA_QUERY_LOWER_BOUND, n, &device_bytes, NULL),
+                             HARMONIA_OK);
+            assert_int_equal(device_bytes, lower_bound_descent ? scratch_bytes : 0);
             void *q = make_queries(&m, n, &rng);
             tu_set(q, bits, 0, 0);
             tu_set(q, bits, 1, tu_mask(bits));
@@ -919,14 +923,13 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: partitioned, then the descent */
             check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 1); /* two windows: 2^21 queries, then 333 */
-            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path (64-bit keys,
-                                                             32-bit shape 0: partitioned, descended,
-                                                             restored), else the descent alone */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path
+                                                             (partitioned, descended, restored) */
             check_lookups(t, bits, q, n, 8, -1, 0, 1, 0); /* another G (64-bit: two queries a group) */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 0); /* query order, two windows */
-            /* lower bounds: the same path where lookups in query order of 32-bit keys take it (0
-             * below the span: the smallest key; the maximum above it: none); 64-bit ones descend in
-             * query order (psa_descent_lower_bound) */
+            /* lower bounds: the same path for 32-bit keys below one query a leaf (shape 0; 0 below the
+             * span: the smallest key; the maximum above it: none), else the descent in query order
+             * (psa_descent_lower_bound_pays) */
             assert_int_equal(psa_descent_lower_bound(bits), bits == 32);
             check_lower_bounds(t, bits, q, n, 0, -1, 0, 1);
             check_lower_bounds(t, bits, q, n, 0, -1, 1u << 21, 1);
@@ -948,7 +951,8 @@ static void test_sparse_unordered(void **state)
                     tu_set(q, bits, i, i % 3 == 0 ? 0 : i % 3 == 1 ? tu_mask(bits) : m.keys[(i * 7919) % m.n]);
                 check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
                 /* 2.2 queries a leaf: the staged search pays (psa_pays), and 64-bit keys still take
-                 * the descent path below 4 a leaf (psa_policy.h), 32-bit ones the staged search */
+                 * the descent path below 4 a leaf (psa_policy.h), 32-bit ones the staged search; in
+                 * query order both take the descent path (below 4.5 and 2.5 a leaf) */
                 const uint64_t n2 = t->kr.n_leaves * 11 / 5;
                 assert_true(psa_pays(n2, t->kr.n_leaves));
                 assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits, true), bits == 64);
@@ -957,9 +961,11 @@ static void test_sparse_unordered(void **state)
                 tu_set(q2, bits, 1, tu_mask(bits));
                 tu_set(q2, bits, n2 - 1, m.keys[m.n - 1]);
                 check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 1);
-                /* in query order: 64-bit keys the descent path and the restore, 32-bit the staged search */
-                assert_int_equal(psa_descent_pays(n2, t->kr.n_leaves, bits, false), bits == 64);
+                assert_true(psa_descent_pays(n2, t->kr.n_leaves, bits, false));
                 check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 0);
+                /* lower bounds there: the staged search (32-bit), the descent in query order (64-bit) */
+                assert_false(psa_descent_lower_bound_pays(n2, t->kr.n_leaves, bits));
+                check_lower_bounds(t, bits, q2, n2, 0, -1, 0, 1);
                 free(q2);
             }
             free(q);

@@ -247,6 +247,9 @@ int main(int argc, char **argv)
          * and half and two a leaf beside it, against the library's call (G = 2, one query a group) */
         g_list = {2};
         q_list = {1};
+        if (argc > 3) /* queries a leaf, comma-separated (session 21, call 4: 1.5, 2.5, 3) */
+            for (const char *p = argv[3]; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
+                g_per_leaf.push_back(atof(p));
         rc |= run_case<uint32_t>(28, {23, 24, 25}, false, rounds);
     } else if (narrow) {
         g_list = {2, 4};
