@@ -280,7 +280,6 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
 __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, bool valid, uint32_t hot)
 {
     if (hot != UINT32_MAX) { /* (block-uniform) */
-        const unsigned active = __ballot_sync(0xffffffffu, valid);
         const unsigned peers = __ballot_sync(0xffffffffu, valid && bin == hot);
         if (peers) { /* (warp-uniform) */
             const unsigned lane = threadIdx.x & 31u;
@@ -290,7 +289,7 @@ __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, boo
                 r = atomicAdd(&counts[hot], (uint32_t)__popc(peers));
             else if (valid && bin != hot)
                 r = atomicAdd(&counts[bin], 1u);
-            const uint32_t base = __shfl_sync(active | peers, r, first);
+            const uint32_t base = __shfl_sync(0xffffffffu, r, first);
             return bin == hot ? base + (uint32_t)__popc(peers & ((1u << lane) - 1u)) : r;
         }
     }

@@ -167,7 +167,8 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * against the partition at 8 bits + the descent (G = 2) + the restore: one a leaf 1.504-1.506 /
  * 1.137-1.138, two a leaf 2.184-2.203 / 2.128-2.140 (session 19's harness had the staged search
  * ahead at two a leaf, 2.206 against 2.760, before the start tables of session 17 reached the
- * descent path); call 4 brackets 1.5, 2.5 and 3 a leaf.) */
+ * descent path); call 4: 1.5 a leaf 1.869-1.871 / 1.636-1.639, 2.5 a leaf 2.584-2.588 / 2.631-2.632,
+ * 3 a leaf 2.961-2.968 / 3.100-3.102 — the crossing near 2.3 a leaf.) */
 /* ... and of 64-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 / 2 a leaf, since the
  * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP_64):
  * measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, call 2), ms, 64-bit 2^26 keys, the
@@ -186,9 +187,11 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms -> 0.221 / 0.374 / 0.671; denser windows of lower
  * bounds not measured on the path, so they keep the staged search from one a leaf), those of 64-bit
  * keys keep the descent in query order (its lower-bound kernel carries one query a group: not
- * measured on the path); PSA_DESCENT_LOWER_BOUND 0 turns it off (the #ifndef lets an A/B build do
- * that; the library's build never does). */
+ * measured on the path); PSA_DESCENT_LOWER_BOUND 0 turns it off (the #ifndefs let an A/B build do
+ * that or move the bound; the library's build never does). */
+#ifndef PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32
 #define PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 2
+#endif
 #ifndef PSA_DESCENT_LOWER_BOUND
 #define PSA_DESCENT_LOWER_BOUND 1
 #endif
