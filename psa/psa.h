@@ -39,7 +39,7 @@
  *
  * Lookups of sparse windows (psa_descent_pays: unordered fewer than 2 queries a leaf, 64-bit keys 4;
  * in query order 32-bit keys below 2.5 a leaf, 64-bit keys 4.5; lower bounds of 32-bit keys below
- * one a leaf: psa_descent_lower_bound_pays) take PSA's descent path: one pass on a coarse plan
+ * 1.5 a leaf: psa_descent_lower_bound_pays) take PSA's descent path: one pass on a coarse plan
  * (psa_descent_plan, PSA_DESCENT_BITS bits; unordered, it writes the positions), then the plain
  * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
  * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would

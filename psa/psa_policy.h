@@ -183,14 +183,16 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 1.199-1.201 / 1.034-1.044, 4 1.279-1.284 / 1.157-1.159: ahead by 18, 16, 13.5 and 10 %; up to 4 a
  * leaf measured, below 4.5 taken on the trend.) */
 /* Lower bounds of 32-bit keys take it below PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 / 2
- * queries a leaf (measured below one a leaf, "Session 20", lb_probe on an H200: 2^28 keys, 2^21 /
- * 2^22 / 2^23 queries 0.257 / 0.492 / 0.962 ms -> 0.221 / 0.374 / 0.671; denser windows of lower
- * bounds not measured on the path, so they keep the staged search from one a leaf), those of 64-bit
+ * queries a leaf (measured: "Session 20", lb_probe on an H200, 2^28 keys, 2^21 / 2^22 / 2^23 queries
+ * 0.257 / 0.492 / 0.962 ms -> 0.221 / 0.374 / 0.671; "Session 21", call 5, lb_probe `dense32` on the
+ * H100, the staged search against the path: one a leaf 1.690-1.706 / 1.428-1.443, two a leaf
+ * 2.567-2.570 / 2.691-2.703 — the lower-bound kernel, which reads the next leaf's first key past a
+ * leaf's end, crosses earlier than the lookups' (near 2.3): below 1.5 a leaf), those of 64-bit
  * keys keep the descent in query order (its lower-bound kernel carries one query a group: not
  * measured on the path); PSA_DESCENT_LOWER_BOUND 0 turns it off (the #ifndefs let an A/B build do
  * that or move the bound; the library's build never does). */
 #ifndef PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32
-#define PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 2
+#define PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 3
 #endif
 #ifndef PSA_DESCENT_LOWER_BOUND
 #define PSA_DESCENT_LOWER_BOUND 1

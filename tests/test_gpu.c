@@ -883,8 +883,9 @@ static void test_sparse_unordered(void **state)
             }
             /* leaves at 70 %: about 1.5M leaves, more than half the queries: the staged search does
              * not pay (psa_pays), the descent path does (psa_descent_pays), in both orders (in query
-             * order below 2.5 queries a leaf for 32-bit keys, 4.5 for 64-bit); 32-bit keys of shape 0
-             * at 35 %, about 3M leaves, more than the queries: lower bounds take it too */
+             * order below 2.5 queries a leaf for 32-bit keys, 4.5 for 64-bit), and so do lower bounds
+             * of 32-bit keys (below 1.5 a leaf; shape 0's at 35 %, about 3M leaves, more than the
+             * queries) */
             const double fill = shape == 0 && bits == 32 ? 0.35 : 0.7;
             harmonia_tree *t = shape == 0 ? build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
                                                          fill, &rng)
@@ -894,11 +895,12 @@ static void test_sparse_unordered(void **state)
             assert_false(psa_pays(n, t->kr.n_leaves));
             assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, true));
             assert_true(psa_descent_pays(n, t->kr.n_leaves, t->kr.key_bits, false));
-            const bool lower_bound_descent = bits == 32 && shape == 0;
+            assert_true(2 * n < 3 * t->kr.n_leaves); /* below 1.5 a leaf */
+            const bool lower_bound_descent = bits == 32;
             assert_int_equal(psa_descent_lower_bound_pays(n, t->kr.n_leaves, bits), lower_bound_descent);
             /* harmonia_query_workspace_bytes counts PSA's scratch for lookups of device arrays in
              * either order (the descent path), and for lower bounds where it takes them too (32-bit
-             * keys of shape 0), else none (the descent alone) */
+             * keys), else none (the descent alone) */
             harmonia_query_config wc;
             harmonia_query_config_init(&wc);
             wc.backend = HARMONIA_BACKEND_GPU;
@@ -927,8 +929,8 @@ static void test_sparse_unordered(void **state)
                                                              (partitioned, descended, restored) */
             check_lookups(t, bits, q, n, 8, -1, 0, 1, 0); /* another G (64-bit: two queries a group) */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 0); /* query order, two windows */
-            /* lower bounds: the same path for 32-bit keys below one query a leaf (shape 0; 0 below the
-             * span: the smallest key; the maximum above it: none), else the descent in query order
+            /* lower bounds: the same path for 32-bit keys below 1.5 queries a leaf (0 below the span:
+             * the smallest key; the maximum above it: none), else the descent in query order
              * (psa_descent_lower_bound_pays) */
             assert_int_equal(psa_descent_lower_bound(bits), bits == 32);
             check_lower_bounds(t, bits, q, n, 0, -1, 0, 1);

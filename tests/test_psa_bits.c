@@ -107,14 +107,16 @@ static void test_descent_or_partition(void **state)
     assert_false(psa_descent_pays(4 * leaves, leaves, 64, true));
     assert_true(psa_descent_pays(2 * leaves - 1, leaves, 32, true));
     /* results in query order: 32-bit keys below 2.5 queries a leaf, 64-bit keys below 4.5; lower
-     * bounds of 32-bit keys below one a leaf, of 64-bit keys never */
+     * bounds of 32-bit keys below 1.5 a leaf, of 64-bit keys never */
     assert_true(psa_descent_pays(leaves - 1, leaves, 32, false));
     assert_true(psa_descent_pays(leaves, leaves, 32, false));
     assert_true(psa_descent_pays(2 * leaves, leaves, 32, false));
     assert_true(psa_descent_pays(5 * leaves / 2 - 1, leaves, 32, false));
     assert_false(psa_descent_pays(5 * leaves / 2, leaves, 32, false));
     assert_true(psa_descent_lower_bound_pays(leaves - 1, leaves, 32));
-    assert_false(psa_descent_lower_bound_pays(leaves, leaves, 32));
+    assert_true(psa_descent_lower_bound_pays(leaves, leaves, 32));
+    assert_true(psa_descent_lower_bound_pays(3 * leaves / 2 - 1, leaves, 32));
+    assert_false(psa_descent_lower_bound_pays(3 * leaves / 2, leaves, 32));
     assert_false(psa_descent_lower_bound_pays(PSA_DESCENT_MIN_WINDOW - 1, leaves, 32));
     assert_false(psa_descent_lower_bound_pays(PSA_DESCENT_MIN_WINDOW, leaves, 64));
     assert_false(psa_descent_lower_bound_pays(leaves - 1, leaves, 64));
