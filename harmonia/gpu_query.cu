@@ -40,8 +40,8 @@ typedef struct hm_call {
     bool device_memory;
     int psa_option;        /* the config's psa: 1 on, 0 off, -1 auto */
     bool psa;              /* windows go through PSA (psa.h), with its scratch: by partition, or ... */
-    bool psa_descent;      /* ... by a one-pass partition, then the plain descent (sparse lookup
-                              windows: psa_descent_pays) */
+    bool psa_descent;      /* ... by a one-pass partition, then the plain descent (sparse windows:
+                              lookups psa_descent_pays, lower bounds psa_descent_lower_bound_pays) */
     bool unordered;
     uint32_t group_size;
     uint32_t queries_per_group; /* the descent path's point lookups: queries a group at once */

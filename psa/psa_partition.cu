@@ -268,15 +268,17 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
     *base = wait_chunk(ch, bin, j) * tile + off;
 }
 
-/* counts[bin] += 1 for each lane with `valid` (every lane of the warp calls, converged), returning
- * what counts[bin] held before the lane's add: its rank among the tile's items of that bin (0 for
- * an invalid lane). A warp's lanes whose items are in bin `hot` (pass 1 of 64-bit keys: the bin of
- * the queries outside the keys' span) add once for all of them, where there are any (two ballots
- * an item): a window mostly outside the span puts most of a warp's items there, and the
+/* counts[bin] += 1 for each lane with `valid` (every lane of the warp calls, converged: the blocks
+ * are whole warps), returning what counts[bin] held before the lane's add: its rank among the
+ * tile's items of that bin (meaningless for an invalid lane, which adds nothing). A warp's lanes
+ * whose items are in bin `hot` (pass 1 of 64-bit keys: the bin of the queries outside the keys'
+ * span) add once for all of them, where there are any (a ballot an item, and a shuffle where the
+ * warp has some): a window mostly outside the span puts most of a warp's items there, and the
  * shared-memory atomic adds of one instruction to one address are served one lane at a time
  * (bench/NOTES.md, "Session 21": 2^27 queries 90 % outside the span of 2^26 64-bit keys, the call
  * −8 to −9 % on the H100). Ranks within a bin are in no particular order either way. hot =
  * UINT32_MAX (pass 2, 32-bit keys: hot_bin, PSA_RANK_AGGREGATE): every lane adds alone. */
+static_assert(PSA_THREADS % 32 == 0, "rank_add's full-warp ballots and shuffle: blocks of whole warps");
 __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, bool valid, uint32_t hot)
 {
     if (hot != UINT32_MAX) { /* (block-uniform) */
@@ -349,7 +351,7 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
     if (hot == UINT32_MAX) {
         for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
             atomicAdd(&counts[coarse_bin<K>(plan, queries[i])], 1u);
-    } else { /* (a warp's lanes leave the loop together: blockDim.x is a multiple of 32) */
+    } else { /* (`first` is the block's: every lane of a warp calls rank_add, converged) */
         for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += (uint64_t)gridDim.x * blockDim.x) {
             const uint64_t i = first + threadIdx.x;
             (void)rank_add(counts, i < n ? coarse_bin<K>(plan, queries[i]) : 0u, i < n, hot);

@@ -160,7 +160,9 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 2^26 keys, 2^21 queries 0.269 / 0.275 (G = 4: 0.264), 2^22 0.508 / 0.498 (0.479), 2^23 0.865 /
  * 0.979 — within the few per cent that the library's call adds to a pipeline by hand (2^20 queries,
  * unordered, above) for 64-bit keys up to one a leaf, behind from two (with one query a group). */
+#ifndef PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 /* (an A/B build may move it; the library's never does) */
 #define PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 5
+#endif
 /* (2, below one a leaf, until session 21; then, with one query a group as ever for 32-bit keys,
  * measured on the H100 (bench/NOTES.md, "Session 21", call 3, multi_probe `ordered32`), 32-bit 2^28
  * keys (16 i + (mix & 15)), query order, ms, the library's call (the staged search from one a leaf)

@@ -251,6 +251,14 @@ int main(int argc, char **argv)
             for (const char *p = argv[3]; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
                 g_per_leaf.push_back(atof(p));
         rc |= run_case<uint32_t>(28, {23, 24, 25}, false, rounds);
+    } else if (argc > 2 && !strcmp(argv[2], "ordered32small")) {
+        /* session 21, call 7: a 32-bit tree of 2^26 keys (2^22 leaves), where windows of one and
+         * two a leaf are below PSA_LARGE_WINDOW: the library's call (the descent path since
+         * session 21; before it, the descent in query order at one a leaf, the staged search at
+         * two), the descent in query order (a) and the path by hand (c) */
+        g_list = {2};
+        q_list = {1};
+        rc |= run_case<uint32_t>(26, {22, 23}, false, rounds);
     } else if (narrow) {
         g_list = {2, 4};
         rc |= run_case<uint64_t>(26, {22, 23}, true, rounds);
