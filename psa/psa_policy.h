@@ -170,7 +170,9 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 1.137-1.138, two a leaf 2.184-2.203 / 2.128-2.140 (session 19's harness had the staged search
  * ahead at two a leaf, 2.206 against 2.760, before the start tables of session 17 reached the
  * descent path); call 4: 1.5 a leaf 1.869-1.871 / 1.636-1.639, 2.5 a leaf 2.584-2.588 / 2.631-2.632,
- * 3 a leaf 2.961-2.968 / 3.100-3.102 — the crossing near 2.3 a leaf.) */
+ * 3 a leaf 2.961-2.968 / 3.100-3.102 — the crossing near 2.3 a leaf. Below PSA_LARGE_WINDOW too
+ * (call 7, `ordered32small`, 2^26 keys: one a leaf, where the descent in query order ran, 0.406 ->
+ * 0.306-0.308 ms; two a leaf, where the staged search ran, 0.594-0.598 -> 0.541-0.542).) */
 /* ... and of 64-bit keys below PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64 / 2 a leaf, since the
  * descent path's kernel carries two queries a group (ntg_policy.h, NTG_SORTED_QUERIES_PER_GROUP_64):
  * measured on an H200 (bench/NOTES.md, "Session 20", multi_probe, call 2), ms, 64-bit 2^26 keys, the
