@@ -108,6 +108,13 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
            (window >= PSA_MIN_QUERIES_PER_LEAF * n_leaves || (window >= PSA_LARGE_WINDOW && window >= n_leaves));
 }
 
+/* A window large enough for PSA's descent path and sparser than max_halves_per_leaf / 2 queries a
+ * leaf (the bounds below). */
+static inline bool psa_descent_window(uint64_t window, uint64_t n_leaves, unsigned max_halves_per_leaf)
+{
+    return window >= PSA_DESCENT_MIN_WINDOW && 2 * window < (uint64_t)max_halves_per_leaf * n_leaves;
+}
+
 /* Whether a window of lookups in device memory of key_bits-bit keys takes PSA's descent path
  * (partitioned in one pass on PSA_DESCENT_BITS bits, then the plain descent over its slots:
  * psa_descent_plan; results in query order restored from the slots) rather than the staged search
@@ -117,8 +124,7 @@ static inline bool psa_pays(uint64_t window, uint64_t n_leaves)
  * little further too). */
 static inline bool psa_descent_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits, bool unordered)
 {
-    return window >= PSA_DESCENT_MIN_WINDOW &&
-           2 * window < (uint64_t)psa_descent_max_halves_per_leaf(key_bits, unordered) * n_leaves;
+    return psa_descent_window(window, n_leaves, psa_descent_max_halves_per_leaf(key_bits, unordered));
 }
 
 /* The same for a window of lower bounds (results in query order): 32-bit keys below
@@ -126,8 +132,8 @@ static inline bool psa_descent_pays(uint64_t window, uint64_t n_leaves, unsigned
  * 64-bit keys never. */
 static inline bool psa_descent_lower_bound_pays(uint64_t window, uint64_t n_leaves, unsigned key_bits)
 {
-    return psa_descent_lower_bound(key_bits) && window >= PSA_DESCENT_MIN_WINDOW &&
-           2 * window < (uint64_t)PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32 * n_leaves;
+    return psa_descent_lower_bound(key_bits) &&
+           psa_descent_window(window, n_leaves, PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32);
 }
 
 /* The one-pass plan of the descent path: PSA_DESCENT_BITS bits of plan's span (fewer where the
