@@ -79,7 +79,9 @@ typedef struct hm_gpu {
     uint64_t tree_bytes;       /* the device copy */
     uint64_t version;          /* the tree version it holds */
     psa_plan plan;             /* PSA by partition: the tree's default plan (psa_make_plan) */
-    uint64_t min_value;        /* the value of the smallest key (lower bounds below the span) */
+    uint64_t min_value;        /* the value of the smallest key (lower bounds below the span, and
+                                  queries equal to it: psa_known_answers) */
+    uint64_t max_value;        /* the value of the largest key (queries equal to it) */
     uint32_t *d_bucket_table;  /* ntg_build_bucket_table of table_plan; stale after any change */
     psa_plan table_plan;
     bool table_valid;

@@ -171,6 +171,9 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
          * descent reads slots 0 .. n - 1, which only a one-pass partition fills without gaps */
         c->plan = psa_descent_plan(&g->plan, tree->kr.n_leaves, tree->kr.leaf_size * (tree->kr.key_bits / 8));
     }
+    /* results restored to query order: queries on the smallest or largest key are answered by the
+     * restore, as those outside the span (psa.h, plan.edges) */
+    c->plan.edges = c->psa && !c->unordered;
     st = choose_group_size(tree, config, c->count, point, c->psa_descent, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
@@ -184,6 +187,18 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
 }
 
 /* --- one window ------------------------------------------------------------------------------- */
+
+/* What the restore answers without a search (psa_gpu.h): below the smallest key a lookup finds
+ * nothing and a lower bound the smallest key; the smallest and largest keys themselves (plan.edges)
+ * are found, with their values. */
+static psa_known_answers known_answers(const hm_gpu *g, const psa_plan *plan, bool lower_bound)
+{
+    psa_known_answers k;
+    k.below = {plan->key_min, g->min_value, lower_bound};
+    k.at_min = {plan->key_min, g->min_value, true};
+    k.at_max = {plan->key_max, g->max_value, true};
+    return k;
+}
 
 /* Searches n queries whose device arrays are d_in, writing device results to d_out, on stream;
  * position_base is the window's first query in the whole call. With PSA (scratch: the window's):
@@ -227,11 +242,10 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
                                                  scratch->slot_found, stream)
                         : ntg_launch_lookup_q(v, &g->cut, c->group_size, c->queries_per_group, part.keys, NULL, n,
                                               slot_values, scratch->slot_found, NULL, 0, stream);
-        /* below the span a lookup finds nothing, a lower bound the smallest key */
-        const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
+        const psa_known_answers known = known_answers(g, &c->plan, lower_bound);
         if (e == cudaSuccess)
             e = psa_restore(v->key_bits, &part, slot_values, slot_keys, scratch->slot_found, values_out, keys_out,
-                            found_out, &below, stream);
+                            found_out, &known, stream);
         return e;
     }
     if (c->psa) {
@@ -252,11 +266,10 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
                                           values_out ? scratch->slot_values : NULL,
                                           keys_out ? scratch->slot_keys : NULL, scratch->slot_found, false, stream);
-        /* queries below the smallest key: a lower bound finds it */
-        const psa_outside_answer below = {c->plan.key_min, g->min_value, lower_bound};
+        const psa_known_answers known = known_answers(g, &c->plan, lower_bound);
         if (e == cudaSuccess)
             e = psa_restore(v->key_bits, &part, scratch->slot_values, keys_out ? scratch->slot_keys : NULL,
-                            scratch->slot_found, values_out, keys_out, found_out, &below, stream);
+                            scratch->slot_found, values_out, keys_out, found_out, &known, stream);
         return e;
     }
     switch (c->op) {

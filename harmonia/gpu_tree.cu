@@ -410,8 +410,8 @@ static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
 }
 
 /* The copy's view of its arrays (g->d_*) for the tree's published version (tree->kr), and what goes
- * with it: the top cut, the sizes, the version, the smallest key's value, the PSA plan; the bucket
- * table is stale. Under the tree's lock. */
+ * with it: the top cut, the sizes, the version, the smallest and largest keys' values, the PSA
+ * plan; the bucket table is stale. Under the tree's lock. */
 static void set_version(harmonia_tree *tree, hm_gpu *g)
 {
     const kr_tree *t = &tree->kr;
@@ -434,11 +434,11 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
     set_top_cut(tree, g);
     g->tree_bytes = hm_device_copy_bytes(t);
     g->version = tree->version;
-    uint64_t min_key = 0, max_key = 0, ignored;
-    g->min_value = 0;
+    uint64_t min_key = 0, max_key = 0;
+    g->min_value = g->max_value = 0;
     if (t->n_keys > 0) {
         kr_at_rank(t, 0, &min_key, &g->min_value);
-        kr_at_rank(t, t->n_keys - 1, &max_key, &ignored);
+        kr_at_rank(t, t->n_keys - 1, &max_key, &g->max_value);
     }
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, t->leaf_size * (t->key_bits / 8), 0);
     g->table_valid = false;
@@ -1122,7 +1122,7 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
 harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan)
 {
     hm_gpu *g = tree->gpu;
-    if (g->table_valid && !memcmp(&g->table_plan, plan, sizeof *plan))
+    if (g->table_valid && psa_same_buckets(&g->table_plan, plan))
         return HARMONIA_OK;
     const uint64_t bytes = (((uint64_t)1 << plan->bits) + 1) * sizeof(uint32_t);
     if (bytes > g->table_bytes) {

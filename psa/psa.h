@@ -47,6 +47,13 @@
  * partitions write the keys of the queries outside the span too, so that the descent reads a key
  * at every slot.
  *
+ * Queries outside [key_min, key_max] need no search: pass 1 puts them in a bin of their own, after
+ * every slot of the span (*in_span .. n - 1), and ordered windows record a code for them instead of
+ * a slot, which the restore answers (below the span: not found, a lower bound the smallest key;
+ * above: not found). With plan.edges the queries equal to key_min or key_max go there too (their
+ * answers are the smallest and largest keys themselves): clamped queries, which pile onto the two
+ * edge keys, then cost pass 1 and the restore only (bench/NOTES.md, "Session 22").
+ *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
  * complete): after psa_partition every query of the window sits at exactly one slot, with its key;
  * slots of bucket u precede slots of bucket u + 1; psa_restore returns each query's result to its
@@ -91,6 +98,11 @@ typedef struct psa_plan {
     uint32_t shift;            /* bucket = (q - key_min) >> shift inside the span */
     uint32_t bits;             /* 2^bits buckets */
     uint32_t bits1, bits2;     /* pass 1 on the top bits1 bits of the bucket, pass 2 on the rest */
+    /* 1: queries equal to key_min or key_max go with those outside the span (pass 1's outside bin,
+     * past *in_span, never searched): their answers are known (the smallest and largest keys'
+     * values), and psa_restore gives them. Only for windows whose results go back through
+     * psa_restore (in query order); psa_make_plan leaves it 0, a call sets it. */
+    uint32_t edges;
 } psa_plan;
 
 /* The plan for a tree whose keys span [key_min, key_max] over n_leaves leaves of leaf_bytes bytes of
@@ -99,6 +111,13 @@ typedef struct psa_plan {
  * for that many bits instead (capped the same way). */
 psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t leaf_bytes,
                        uint32_t wanted_bits);
+
+/* Whether two plans put every key in the same bucket (what a bucket table built for one serves the
+ * other; the passes' split and the edges do not matter to it). */
+static inline bool psa_same_buckets(const psa_plan *a, const psa_plan *b)
+{
+    return a->key_min == b->key_min && a->key_max == b->key_max && a->shift == b->shift && a->bits == b->bits;
+}
 
 /* Whether partitioning pays for a window of `window` queries over a tree of n_leaves leaves (the
  * auto policy: psa_policy.h). */

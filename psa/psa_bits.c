@@ -41,7 +41,7 @@ uint64_t psa_default_window(uint32_t key_bits, uint64_t l2_bytes)
 psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t leaf_bytes,
                        uint32_t wanted_bits)
 {
-    psa_plan plan = {key_min, key_max, 0, 0, 0, 0};
+    psa_plan plan = {key_min, key_max, 0, 0, 0, 0, 0};
     if (key_max <= key_min)
         return plan;
     const uint32_t width = bit_width(key_max - key_min);

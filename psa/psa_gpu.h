@@ -23,8 +23,9 @@ cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity, const psa_
  * rest. */
 typedef struct psa_partitioned {
     const void *keys;
-    const uint32_t *in_span;         /* device: the queries inside [key_min, key_max], at slots
-                                        0 .. *in_span - 1; those outside follow, unsearched */
+    const uint32_t *in_span;         /* device: the queries inside [key_min, key_max] (with
+                                        plan.edges: strictly between them), at slots 0 .. *in_span
+                                        - 1; the others follow, unsearched */
     const uint32_t *slots1, *slots2; /* ordered windows (NULL for unordered ones) */
     /* for psa_restore */
     psa_plan plan;
@@ -55,25 +56,35 @@ psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits
  * window (every slot, those outside the span included): the search then writes values and found
  * flags only (ntg_launch_search_partitioned, unordered). One-pass plans also write the keys of the
  * queries outside the span (slots *in_span .. n - 1), so that out->keys holds every query at slots
- * 0 .. n - 1 (PSA's descent path searches them all). Asynchronous; errors are launch errors. */
+ * 0 .. n - 1 (PSA's descent path searches them all). A plan with edges is for ordered windows only
+ * (the unordered search answers the region past *in_span as outside the span): cudaErrorInvalidValue
+ * with positions_out. Asynchronous; errors are launch errors. */
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
                           uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
                           psa_partitioned *out, cudaStream_t stream);
 
-/* The answer to queries outside the span: above key_max nothing is found; below key_min a lookup
- * finds nothing and a lower bound finds the smallest key (key, value, found = true). */
-typedef struct psa_outside_answer {
+/* One known answer: the key and value given back, and whether it counts as found. */
+typedef struct psa_answer {
     uint64_t key, value;
     bool found;
-} psa_outside_answer;
+} psa_answer;
+
+/* The answers to the queries that pass 1 sets apart (psa.h): above key_max nothing is found; below
+ * key_min `below` (a lookup finds nothing, a lower bound the smallest key); with plan.edges, a query
+ * equal to key_min gets `at_min` and one equal to key_max `at_max` (the smallest and largest keys
+ * with their values, found, for lookups and lower bounds alike). */
+typedef struct psa_known_answers {
+    psa_answer below, at_min, at_max;
+} psa_known_answers;
 
 /* The restore: for each query i of the window inside the span, values_out[i] = values[slot(i)],
  * keys_out[i] = keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from
- * what part recorded; queries below the span get *below (NULL: not found), those above not found.
+ * what part recorded; the queries set apart get their answers from *known (NULL: below the span not
+ * found; refused, cudaErrorInvalidValue, for a plan with edges, whose answers only the caller has).
  * Uses part's workspace (the partitioned keys are overwritten). Asynchronous. */
 cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values, const void *keys,
                         const uint8_t *found, void *values_out, void *keys_out, uint8_t *found_out,
-                        const psa_outside_answer *below, cudaStream_t stream);
+                        const psa_known_answers *known, cudaStream_t stream);
 
 /* Exclusive scan of n counts into offsets[0 .. n] (offsets[n] = total), with CUB. */
 cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out);

@@ -23,9 +23,15 @@ extern "C" {
 #define PSA_MAX_BINS1 ((1u << PSA_MAX_PASS1_BITS) + 1)
 #define BINS_PER_THREAD ((PSA_MAX_BINS + PSA_THREADS - 1) / PSA_THREADS)
 static_assert(PSA_MAX_BINS1 <= PSA_MAX_BINS, "pass 1's bins (with the outside bin) fit the bin arrays");
-/* the slot the pass-1 restore reads for a query outside the span: none, the answer is known */
+/* the slot the pass-1 restore reads for a query set apart by pass 1: none, the answer is known
+ * (psa_known_answers); real slots stay below SLOT_KNOWN (windows of at most PSA_MAX_WINDOW queries
+ * and the chunks' slack) */
 #define SLOT_ABOVE 0xFFFFFFFFu /* q > key_max */
 #define SLOT_BELOW 0xFFFFFFFEu /* q < key_min */
+#define SLOT_AT_MAX 0xFFFFFFFDu /* q == key_max (plan.edges) */
+#define SLOT_AT_MIN 0xFFFFFFFCu /* q == key_min (plan.edges) */
+#define SLOT_KNOWN SLOT_AT_MIN
+static_assert((uint64_t)PSA_MAX_WINDOW * 2 < SLOT_KNOWN, "real slots stay below the codes of known answers");
 
 namespace {
 
@@ -106,9 +112,21 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
 
 template <typename K> constexpr unsigned key_bits_of() { return (unsigned)sizeof(K) * 8u; }
 
+/* Whether pass 1 sets q apart (its bin of queries with known answers): outside [key_min, key_max],
+ * or with plan.edges on either edge. */
 template <typename K> __device__ __forceinline__ bool outside(const psa_plan &plan, K q)
 {
-    return (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
+    return plan.edges ? (uint64_t)q <= plan.key_min || (uint64_t)q >= plan.key_max
+                      : (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
+}
+
+/* The code an ordered pass 1 records for a query set apart (outside(plan, q)). */
+template <typename K> __device__ __forceinline__ uint32_t known_slot(const psa_plan &plan, K q)
+{
+    return (uint64_t)q > plan.key_max ? SLOT_ABOVE
+         : (uint64_t)q < plan.key_min ? SLOT_BELOW
+         : (uint64_t)q == plan.key_min ? SLOT_AT_MIN
+                                       : SLOT_AT_MAX;
 }
 
 /* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span; with
@@ -301,7 +319,7 @@ __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, boo
 /* The bin whose ranks pass 1 aggregates (rank_add): the outside bin, for 64-bit keys. */
 template <typename K> __device__ __forceinline__ uint32_t hot_bin(const psa_plan &plan)
 {
-    return PSA_RANK_AGGREGATE && sizeof(K) == 8 ? 1u << plan.bits1 : UINT32_MAX;
+    return PSA_RANK_AGGREGATE && (sizeof(K) == 8 || PSA_RANK_AGGREGATE_32) ? 1u << plan.bits1 : UINT32_MAX;
 }
 
 /* Groups a tile's items by bin: rank[k] = the item's rank among the tile's items of its bin, then
@@ -603,7 +621,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
             else
                 positions_out[slot] = query;
         } else {
-            slots[t.begin + at] = out_of_span ? ((uint64_t)q > plan.key_max ? SLOT_ABOVE : SLOT_BELOW) : slot;
+            slots[t.begin + at] = out_of_span ? known_slot<K>(plan, q) : slot;
             sources[t.begin + at] = (uint16_t)sh.source[at];
         }
     }
@@ -628,7 +646,7 @@ __global__ void __launch_bounds__(PSA_THREADS, PSA_RESTORE_MIN_BLOCKS)
 restore_kernel(bool second, uint32_t n, pass2_tiles m, const uint32_t *__restrict__ slots,
                const uint16_t *__restrict__ sources, const K *__restrict__ values, const K *__restrict__ keys,
                const uint8_t *__restrict__ found, K *__restrict__ values_out, K *__restrict__ keys_out,
-               uint8_t *__restrict__ found_out, psa_outside_answer below)
+               uint8_t *__restrict__ found_out, psa_known_answers known)
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     restore_shared<K, KEYS, ITEMS> &sh = *reinterpret_cast<restore_shared<K, KEYS, ITEMS> *>(shared_bytes);
@@ -652,11 +670,12 @@ restore_kernel(bool second, uint32_t n, pass2_tiles m, const uint32_t *__restric
 #pragma unroll
         for (int k = 0; k < RESTORE_BATCH; k++) {
             const bool here = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count;
-            if (here && s[k] >= SLOT_BELOW) { /* outside the span (pass 1 only): the answer is known */
-                const bool below_hit = s[k] == SLOT_BELOW && below.found;
-                v[k] = below_hit ? (K)below.value : (K)0;
-                kv[k] = below_hit ? (K)below.key : (K)0;
-                f[k] = below_hit;
+            if (here && s[k] >= SLOT_KNOWN) { /* set apart by pass 1: the answer is known */
+                const psa_answer &a = s[k] == SLOT_BELOW ? known.below : s[k] == SLOT_AT_MIN ? known.at_min : known.at_max;
+                const bool hit = s[k] != SLOT_ABOVE && a.found;
+                v[k] = hit ? (K)a.value : (K)0;
+                kv[k] = hit ? (K)a.key : (K)0;
+                f[k] = hit;
                 continue;
             }
             v[k] = here && values_out ? __ldg(values + s[k]) : (K)0;
@@ -825,7 +844,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
 template <typename K, bool KEYS, int ITEMS>
 cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
                           const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out,
-                          psa_outside_answer below, cudaStream_t stream)
+                          psa_known_answers known, cudaStream_t stream)
 {
     const layout &l = w.l;
     const psa_plan &plan = part->plan;
@@ -844,7 +863,7 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
         const unsigned tiles = blocks_for(n, tile) + (1u << plan.bits1);
         restore_kernel<K, KEYS, ITEMS><<<tiles, PSA_THREADS, bytes, stream>>>(
             true, n, m, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
-            values_out ? mid_values : NULL, mid_keys, mid_found, below);
+            values_out ? mid_values : NULL, mid_keys, mid_found, known);
         values = mid_values;
         keys = mid_keys;
         found = mid_found;
@@ -853,7 +872,7 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
     }
     restore_kernel<K, KEYS, ITEMS><<<blocks_for(n, tile), PSA_THREADS, bytes, stream>>>(
         false, n, m, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
-        keys_out, found_out, below);
+        keys_out, found_out, known);
     return cudaGetLastError();
 }
 
@@ -861,16 +880,16 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
 template <typename K, bool KEYS>
 cudaError_t restore_typed(const psa_partitioned *part, const parts &w, const K *values, const K *keys,
                           const uint8_t *found, K *values_out, K *keys_out, uint8_t *found_out,
-                          psa_outside_answer below, cudaStream_t stream)
+                          psa_known_answers known, cudaStream_t stream)
 {
     if constexpr (sizeof(K) == 4) /* psa_pass_items: only 32-bit keys take the large tiles */
         if (part->tile_items == PSA_ITEMS_LARGE)
             return restore_typed_items<K, KEYS, PSA_ITEMS_LARGE>(part, w, values, keys, found, values_out, keys_out,
-                                                                 found_out, below, stream);
+                                                                 found_out, known, stream);
     if (part->tile_items != PSA_ITEMS)
         return cudaErrorInvalidValue;
     return restore_typed_items<K, KEYS, PSA_ITEMS>(part, w, values, keys, found, values_out, keys_out, found_out,
-                                                   below, stream);
+                                                   known, stream);
 }
 
 } /* namespace */
@@ -889,7 +908,8 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
                                      uint64_t *positions_out, uint64_t position_base, void *workspace,
                                      size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream)
 {
-    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
+    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2 ||
+        (plan->edges && positions_out)) /* edges: ordered windows only (psa_gpu.h) */
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)workspace;
@@ -920,14 +940,16 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,
                                    const void *keys, const uint8_t *found, void *values_out, void *keys_out,
-                                   uint8_t *found_out, const psa_outside_answer *below_answer, cudaStream_t stream)
+                                   uint8_t *found_out, const psa_known_answers *known_answers,
+                                   cudaStream_t stream)
 {
-    psa_outside_answer below = {0, 0, false};
-    if (below_answer)
-        below = *below_answer;
+    psa_known_answers known;
+    memset(&known, 0, sizeof known); /* below the span: not found */
+    if (known_answers)
+        known = *known_answers;
     if (part->n == 0)
         return cudaSuccess;
-    if (!part->slots1 || !found || !found_out)
+    if (!part->slots1 || !found || !found_out || (part->plan.edges && !known_answers))
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)part->workspace;
@@ -938,14 +960,14 @@ extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *par
     if (key_bits == 32)
         return with_keys ? restore_typed<uint32_t, true>(part, w, (const uint32_t *)values, (const uint32_t *)keys,
                                                          found, (uint32_t *)values_out, (uint32_t *)keys_out,
-                                                         found_out, below, stream)
+                                                         found_out, known, stream)
                          : restore_typed<uint32_t, false>(part, w, (const uint32_t *)values, NULL, found,
-                                                          (uint32_t *)values_out, NULL, found_out, below, stream);
+                                                          (uint32_t *)values_out, NULL, found_out, known, stream);
     return with_keys ? restore_typed<uint64_t, true>(part, w, (const uint64_t *)values, (const uint64_t *)keys, found,
-                                                     (uint64_t *)values_out, (uint64_t *)keys_out, found_out, below,
+                                                     (uint64_t *)values_out, (uint64_t *)keys_out, found_out, known,
                                                      stream)
                      : restore_typed<uint64_t, false>(part, w, (const uint64_t *)values, NULL, found,
-                                                      (uint64_t *)values_out, NULL, found_out, below, stream);
+                                                      (uint64_t *)values_out, NULL, found_out, known, stream);
 }
 
 extern "C" cudaError_t psa_scan_temp_bytes(uint64_t max_n, size_t *bytes_out)

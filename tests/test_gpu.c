@@ -425,9 +425,45 @@ static void delete_every_17th(harmonia_tree *t, tu_model *m)
     free(keys);
 }
 
+/* A window clamped to the edges of the keys (psa.h, plan.edges): 3 in 8 queries the smallest key,
+ * 3 in 8 the largest, 1 in 16 each 0 and the maximum (below and above the span where they are not
+ * keys), 1 in 8 keys or misses over the tree; in query order (the restore answers the edges),
+ * unordered (the edges searched) and for lower bounds, with PSA on. Then the values of both edge
+ * keys change in place (an update: the same keys, a new version) and the window runs again: the
+ * restore's answers follow the version. */
+static void check_edge_window(harmonia_tree *t, tu_model *m, void *q, uint64_t n, uint64_t *rng)
+{
+    const uint32_t bits = m->key_bits;
+    assert_true(m->n >= 2);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t r = tu_next(rng) % 16;
+        tu_set(q, bits, i, r < 6 ? m->keys[0] : r < 12 ? m->keys[m->n - 1] : r == 12 ? 0 : r == 13 ? tu_mask(bits)
+                                                                                   : tu_query_key(m, rng));
+    }
+    for (int round = 0; round < 2; round++) {
+        check_lookups(t, bits, q, n, 0, 1, 0, 1, 0);
+        check_lookups(t, bits, q, n, 0, 1, 0, 1, 1);
+        check_lower_bounds(t, bits, q, n, 0, 1, 0, 1);
+        if (round == 1)
+            break;
+        uint8_t kinds[2] = {HARMONIA_OP_UPDATE, HARMONIA_OP_UPDATE};
+        uint64_t keys[2], values[2];
+        const uint64_t edge[2] = {0, m->n - 1};
+        for (int k = 0; k < 2; k++) {
+            m->values[edge[k]] = (m->values[edge[k]] + 0x5a5a5a5bu) & tu_mask(bits);
+            tu_set(keys, bits, k, m->keys[edge[k]]);
+            tu_set(values, bits, k, m->values[edge[k]]);
+        }
+        harmonia_update_stats st;
+        if (harmonia_update(t, NULL, kinds, keys, values, 2, &st) != HARMONIA_OK)
+            fail_msg("update: %s", harmonia_last_error(t));
+    }
+}
+
 /* PSA by partition (psa.h, ntg_partitioned.cu): windows dense enough that the search tiles stage
  * their leaves, and sparse ones whose tiles descend; one- and two-pass plans; several windows per
- * call; PSA auto; every key shape; a tree whose separators lie below their leaves' first keys. */
+ * call; PSA auto; every key shape; a tree whose separators lie below their leaves' first keys; a
+ * window clamped to the edges of the keys (check_edge_window). */
 static void test_psa_partition(void **state)
 {
     (void)state;
@@ -486,6 +522,7 @@ static void test_psa_partition(void **state)
             check_lookups(t, bits, q, n, 0, 1, 0, 1, 0);
             check_lookups(t, bits, q, n, 0, 1, 0, 1, 1);
             check_lower_bounds(t, bits, q, n, 0, 1, 0, 1);
+            check_edge_window(t, &m, q, n, &rng);
             free(q);
             harmonia_free(t);
             tu_model_free(&m);
@@ -495,7 +532,8 @@ static void test_psa_partition(void **state)
 /* Windows of 32-bit keys of PSA_ITEMS_LARGE_WINDOW queries or more: the passes and the restore take
  * tiles of PSA_ITEMS_LARGE items a thread (psa_pass_items). Against the CPU engine in query order
  * (device and host arrays), unordered and for lower bounds, with the library's plan and a one-pass
- * plan; keys uniform, and a narrow band near the maximum; queries 0 and the maximum among them. */
+ * plan; keys uniform, and a narrow band near the maximum; queries 0 and the maximum among them, and
+ * the smallest and largest keys (in query order set apart with those outside the span). */
 static void test_psa_large_tiles(void **state)
 {
     (void)state;
@@ -518,6 +556,8 @@ static void test_psa_large_tiles(void **state)
         tu_set(q, 32, 0, 0);
         tu_set(q, 32, 1, tu_mask(32));
         tu_set(q, 32, n - 1, tu_mask(32));
+        for (uint64_t i = 2; i < n; i += 64) /* the edges: set apart in query order (plan.edges) */
+            tu_set(q, 32, i, m.keys[i % 128 == 2 ? 0 : m.n - 1]);
         const uint32_t plan_bits[] = {0, 9};
         for (unsigned pb = 0; pb < 2; pb++) {
             if (quick() && pb > 0)
@@ -542,7 +582,7 @@ static void test_psa_large_tiles(void **state)
  * 1 into chunks"). Both widths; plans of 16 bits (8 + 8) and of 19 (9 + 10: every pass-1 bin the
  * shared arrays hold); queries spread over every bin (hits, misses, below and above the span), and
  * queries crowded into one bucket (one bin takes most chunks, the outside bin the rest); query 0 and
- * the maximum among them. Against the CPU engine in query order, unordered (every position once) and
+ * the maximum among them, and the smallest and largest keys (in query order set apart with them). Against the CPU engine in query order, unordered (every position once) and
  * for lower bounds. */
 static void test_psa_chunked(void **state)
 {
@@ -559,6 +599,20 @@ static void test_psa_chunked(void **state)
     assert_int_equal(psa_fine_bytes(32, 8), 1);
     assert_int_equal(psa_fine_bytes(32, 9), 0);
     assert_int_equal(psa_fine_bytes(64, 0), 0);
+    /* a plan with edges serves ordered windows only (their answers come from the restore) */
+    {
+        psa_plan edges = psa_make_plan(10, 1u << 30, 1u << 16, 128, 0);
+        edges.edges = 1;
+        uint64_t positions[4];
+        uint32_t queries[4] = {1, 2, 3, 4};
+        psa_partitioned part;
+        assert_int_equal(psa_partition(32, &edges, queries, 4, positions, 0, NULL, 0, &part, 0), cudaErrorInvalidValue);
+        part.plan = edges;
+        part.n = 4;
+        part.slots1 = (const uint32_t *)queries; /* (refused before anything is read) */
+        uint8_t found[4];
+        assert_int_equal(psa_restore(32, &part, NULL, NULL, found, NULL, NULL, found, NULL, 0), cudaErrorInvalidValue);
+    }
     for (unsigned w = 0; w < 2; w++)
         for (int shape = 0; shape < 2; shape++) {
             if (quick() && (w || shape)) /* (under the sanitizers one case: 2^23 queries are slow there) */
@@ -573,6 +627,9 @@ static void test_psa_chunked(void **state)
                 for (uint64_t i = 0; i < n; i++)
                     if (tu_next(&rng) % 8)
                         tu_set(q, bits, i, m.keys[m.n / 2 + tu_next(&rng) % 64]);
+            for (uint64_t i = 5; i < n; i += 16) /* the smallest and largest keys: set apart in query
+                                                    order (plan.edges), with those outside the span */
+                tu_set(q, bits, i, m.keys[i % 32 == 5 ? 0 : m.n - 1]);
             tu_set(q, bits, 0, 0);
             tu_set(q, bits, 1, tu_mask(bits));
             tu_set(q, bits, n - 1, tu_mask(bits));
@@ -941,12 +998,17 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1);
             config_psa_bits = 0;
             if (shape == 0) {
-                /* a window whose buckets hold 0, the maximum and the tree's keys: two thirds of it
-                 * outside the span (in quick mode too: the sanitizers see pass 1 rank a warp's
-                 * outside queries together, rank_add, for 64-bit keys); both orders */
+                /* a window whose buckets hold 0, the maximum, the smallest and largest keys and the
+                 * tree's keys: two thirds of it outside the span, and in query order four fifths set
+                 * apart by pass 1 (the edges too: plan.edges) (in quick mode too: the sanitizers see
+                 * pass 1 rank a warp's outside queries together, rank_add, for 64-bit keys); both
+                 * orders */
                 void *q3 = make_queries(&m, n, &rng);
-                for (uint64_t i = 0; i < n; i++)
-                    tu_set(q3, bits, i, i % 3 == 0 ? 0 : i % 3 == 1 ? tu_mask(bits) : m.keys[(i * 7919) % m.n]);
+                for (uint64_t i = 0; i < n; i++) {
+                    const uint64_t r = i % 15;
+                    tu_set(q3, bits, i, r < 5 ? 0 : r < 10 ? tu_mask(bits) : r == 10 ? m.keys[0]
+                                        : r == 11 ? m.keys[m.n - 1] : m.keys[(i * 7919) % m.n]);
+                }
                 check_lookups(t, bits, q3, n, 0, -1, 0, 1, 1);
                 check_lookups(t, bits, q3, n, 0, -1, 0, 1, 0);
                 free(q3);

@@ -51,6 +51,19 @@ static void test_plan_shape(void **state)
     psa_plan p = psa_make_plan(0, UINT64_MAX, 1u << 22, 128, 0);
     assert_int_equal(PSA_BUCKET_BYTES, 8192);
     assert_int_equal(p.bits, 16);
+    assert_int_equal(p.edges, 0); /* a call sets it (results in query order) */
+    /* the same buckets whatever the passes' split and the edges (a bucket table serves both) */
+    psa_plan q = p;
+    q.edges = 1;
+    q.bits1 = p.bits2;
+    q.bits2 = p.bits1;
+    assert_true(psa_same_buckets(&p, &q));
+    q = psa_make_plan(0, UINT64_MAX, 1u << 22, 128, 15);
+    assert_false(psa_same_buckets(&p, &q));
+    q = psa_make_plan(1, UINT64_MAX, 1u << 22, 128, 0);
+    assert_false(psa_same_buckets(&p, &q));
+    q = psa_make_plan(0, UINT64_MAX - 1, 1u << 22, 128, 0);
+    assert_false(psa_same_buckets(&p, &q));
     assert_int_equal(p.shift, 64 - 16);
     assert_int_equal(p.bits1 + p.bits2, 16);
     assert_true(p.bits1 <= PSA_MAX_PASS_BITS && p.bits2 <= PSA_MAX_PASS_BITS);
