@@ -671,10 +671,17 @@ restore_kernel(bool second, uint32_t n, pass2_tiles m, const uint32_t *__restric
         for (int k = 0; k < RESTORE_BATCH; k++) {
             const bool here = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count;
             if (here && s[k] >= SLOT_KNOWN) { /* set apart by pass 1: the answer is known */
-                const psa_answer &a = s[k] == SLOT_BELOW ? known.below : s[k] == SLOT_AT_MIN ? known.at_min : known.at_max;
-                const bool hit = s[k] != SLOT_ABOVE && a.found;
-                v[k] = hit ? (K)a.value : (K)0;
-                kv[k] = hit ? (K)a.key : (K)0;
+                /* (picked field by field: a reference to one of the answers would put the kernel's
+                 * parameters on the stack, 72 bytes of local memory a thread) */
+                const bool below = s[k] == SLOT_BELOW, at_min = s[k] == SLOT_AT_MIN;
+                const bool hit = s[k] == SLOT_ABOVE ? false
+                               : below              ? known.below.found
+                               : at_min             ? known.at_min.found
+                                                    : known.at_max.found;
+                const uint64_t value = below ? known.below.value : at_min ? known.at_min.value : known.at_max.value;
+                const uint64_t key = below ? known.below.key : at_min ? known.at_min.key : known.at_max.key;
+                v[k] = hit ? (K)value : (K)0;
+                kv[k] = hit ? (K)key : (K)0;
                 f[k] = hit;
                 continue;
             }

@@ -70,7 +70,7 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #define PSA_RANK_AGGREGATE 1
 #endif
 #ifndef PSA_RANK_AGGREGATE_32 /* (the same for 32-bit keys: an A/B build's, session 22) */
-#define PSA_RANK_AGGREGATE_32 0
+#define PSA_RANK_AGGREGATE_32 1
 #endif
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
