@@ -121,12 +121,13 @@ template <typename K> __device__ __forceinline__ bool outside(const psa_plan &pl
 }
 
 /* The code an ordered pass 1 records for a query set apart (outside(plan, q)). */
+static_assert(SLOT_AT_MAX == SLOT_AT_MIN + 1 && SLOT_BELOW == SLOT_AT_MIN + 2 && SLOT_ABOVE == SLOT_AT_MIN + 3,
+              "known_slot counts the codes up from SLOT_AT_MIN");
 template <typename K> __device__ __forceinline__ uint32_t known_slot(const psa_plan &plan, K q)
 {
-    return (uint64_t)q > plan.key_max ? SLOT_ABOVE
-         : (uint64_t)q < plan.key_min ? SLOT_BELOW
-         : (uint64_t)q == plan.key_min ? SLOT_AT_MIN
-                                       : SLOT_AT_MAX;
+    /* q == key_min: + 0; q == key_max (> key_min): + 1; below: 1 + 1; above: 1 + 2 */
+    return SLOT_AT_MIN + ((uint64_t)q != plan.key_min) + ((uint64_t)q < plan.key_min) +
+           2u * ((uint64_t)q > plan.key_max);
 }
 
 /* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span; with

@@ -60,17 +60,23 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * shared-memory atomic add for all of them (psa_partition.cu, rank_add), where a warp has any:
  * measured on the H100 (bench/NOTES.md, "Session 21", call 2), 2^27 queries 90 % outside the span
  * of 2^26 keys, 3.20-3.23 -> 2.94 ms unordered, 3.67-3.71 -> 3.41 in query order, uniform
- * windows unchanged. 32-bit keys gained nothing (their "outside" window of bench_versus has half
- * its queries on the smallest key, inside the span) and may lose a little (a 2^20-key tree's
- * one-pass windows, the pass most of the call: −4.5 % in one run), so they keep one add a lane.
+ * windows unchanged. 32-bit keys gained nothing then (their "outside" window of bench_versus has
+ * half its queries on the smallest key, which joined the outside bin only with session 22's edges)
+ * and may lose a little (a 2^20-key tree's one-pass windows, the pass most of the call: −4.5 % in
+ * one run), so they keep one add a lane (PSA_RANK_AGGREGATE_32, below).
  * Aggregating every bin (the first lane's, or each group with __match_any_sync) cost 32-bit uniform
  * windows 7 % (call 1, H200: pass 1 +7 %, pass 2's count +38 %). 0 turns it off (the #ifndef lets
  * an A/B build do that). */
 #ifndef PSA_RANK_AGGREGATE
 #define PSA_RANK_AGGREGATE 1
 #endif
-#ifndef PSA_RANK_AGGREGATE_32 /* (the same for 32-bit keys: an A/B build's, session 22) */
-#define PSA_RANK_AGGREGATE_32 1
+/* The same for 32-bit keys: 1 aggregates their outside bin too. Measured on the H100 (bench/NOTES.md,
+ * "Session 22", call 2): the 32-bit "outside" window in query order, whose edge queries now join
+ * the outside bin (90 % of it), 3.22-3.24 -> 2.90-2.93 ms, but uniform windows +1 % and the one-pass
+ * windows of a 2^20-key tree 6 % slower (sorted results 1.50 -> 1.42x the baseline): the default
+ * path stays as it was. */
+#ifndef PSA_RANK_AGGREGATE_32
+#define PSA_RANK_AGGREGATE_32 0
 #endif
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
