@@ -152,9 +152,8 @@ cudaError_t ntg_build_bucket_table(const ntg_view *view, const psa_plan *plan, u
  * grouped by bucket in bucket order) of a tree with n_keys > 0. Slots below *in_span (a device
  * word; NULL: all n) are searched, results in slot order: found_out[j], values_out[j] (may be
  * NULL), keys_out[j] (lower bounds; may be NULL). unordered: these are the caller's results (the
- * partition wrote each slot's position) and the slots from *in_span on (queries outside the keys'
- * span) get not found too; false where something else answers those slots (the restore, or the
- * partition's pass 1: psa_set_apart). Asynchronous on stream. */
+ * partition wrote each slot's position), so the slots from *in_span on (queries outside the keys'
+ * span) get not found too; otherwise the restore answers them. Asynchronous on stream. */
 cudaError_t ntg_launch_search_partitioned(const ntg_view *view, const psa_plan *plan, const uint32_t *table,
                                           bool lower_bound, const void *keys, uint32_t n, const uint32_t *in_span,
                                           void *values_out, void *keys_out, uint8_t *found_out, bool unordered,

@@ -50,10 +50,9 @@
  * Queries outside [key_min, key_max] need no search: pass 1 puts them in a bin of their own, after
  * every slot of the span (*in_span .. n - 1), and ordered windows record a code for them instead of
  * a slot, which the restore answers (below the span: not found, a lower bound the smallest key;
- * above: not found); unordered windows get those answers from pass 1 itself (psa_set_apart). With
- * plan.edges the queries equal to key_min or key_max go there too (their answers are the smallest
- * and largest keys themselves): clamped queries, which pile onto the two edge keys, then cost pass 1
- * (and the restore) only (bench/NOTES.md, "Session 22").
+ * above: not found). With plan.edges the queries equal to key_min or key_max go there too (their
+ * answers are the smallest and largest keys themselves): clamped queries, which pile onto the two
+ * edge keys, then cost pass 1 and the restore only (bench/NOTES.md, "Session 22").
  *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
  * complete): after psa_partition every query of the window sits at exactly one slot, with its key;
@@ -101,8 +100,8 @@ typedef struct psa_plan {
     uint32_t bits1, bits2;     /* pass 1 on the top bits1 bits of the bucket, pass 2 on the rest */
     /* 1: queries equal to key_min or key_max go with those outside the span (pass 1's outside bin,
      * past *in_span, never searched): their answers are known (the smallest and largest keys'
-     * values), and psa_restore gives them (query order), or pass 1 itself (unordered windows:
-     * psa_set_apart). psa_make_plan leaves it 0, a call sets it. */
+     * values), and psa_restore gives them. Only for windows whose results go back through
+     * psa_restore (in query order); psa_make_plan leaves it 0, a call sets it. */
     uint32_t edges;
 } psa_plan;
 

@@ -49,6 +49,20 @@ cudaError_t psa_scratch_bytes(uint32_t key_bits, uint32_t window, size_t *bytes_
  * for that window, or more: the workspace takes what the slot arrays leave). No CUDA call. */
 psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits, uint32_t window);
 
+/* Partitions n queries (device array of the key width) under plan, on stream. Ordered windows
+ * (positions_out NULL) record the maps the restore reads. Unordered windows (positions_out: the
+ * caller's array of n 64-bit words) carry each query's index through the passes instead, and the
+ * pass that makes a slot final writes positions_out[slot] = position_base + the query's index in the
+ * window (every slot, those outside the span included): the search then writes values and found
+ * flags only (ntg_launch_search_partitioned, unordered). One-pass plans also write the keys of the
+ * queries outside the span (slots *in_span .. n - 1), so that out->keys holds every query at slots
+ * 0 .. n - 1 (PSA's descent path searches them all). A plan with edges is for ordered windows only
+ * (the unordered search answers the region past *in_span as outside the span): cudaErrorInvalidValue
+ * with positions_out. Asynchronous; errors are launch errors. */
+cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
+                          uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
+                          psa_partitioned *out, cudaStream_t stream);
+
 /* One known answer: the key and value given back, and whether it counts as found. */
 typedef struct psa_answer {
     uint64_t key, value;
@@ -62,30 +76,6 @@ typedef struct psa_answer {
 typedef struct psa_known_answers {
     psa_answer below, at_min, at_max;
 } psa_known_answers;
-
-/* Where an unordered window's results go, for pass 1 to answer the queries it sets apart itself
- * (values_out[slot] may be NULL, found_out[slot]; the slots the caller's positions name). */
-typedef struct psa_set_apart {
-    void *values_out;
-    uint8_t *found_out;
-    psa_known_answers known;
-} psa_set_apart;
-
-/* Partitions n queries (device array of the key width) under plan, on stream. Ordered windows
- * (positions_out NULL) record the maps the restore reads. Unordered windows (positions_out: the
- * caller's array of n 64-bit words) carry each query's index through the passes instead, and the
- * pass that makes a slot final writes positions_out[slot] = position_base + the query's index in the
- * window (every slot, those outside the span included): the search then writes values and found
- * flags only (ntg_launch_search_partitioned, unordered). One-pass plans also write the keys of the
- * queries outside the span (slots *in_span .. n - 1), so that out->keys holds every query at slots
- * 0 .. n - 1 (PSA's descent path searches them all). With set_apart (unordered windows only), pass
- * 1 also writes the answers of the queries it sets apart (slots *in_span .. n - 1), so that the
- * search need not (ntg_launch_search_partitioned, unordered false); an unordered window under a
- * plan with edges needs it (the search alone would answer those slots "not found"). Either misuse:
- * cudaErrorInvalidValue. Asynchronous; errors are launch errors. */
-cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                          uint64_t *positions_out, uint64_t position_base, const psa_set_apart *set_apart,
-                          void *workspace, size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
 
 /* The restore: for each query i of the window inside the span, values_out[i] = values[slot(i)],
  * keys_out[i] = keys[slot(i)] (when both are non-NULL) and found_out[i] = found[slot(i)], slot from

@@ -541,26 +541,7 @@ struct final_positions {
     uint64_t base;
     uint32_t outside_shift;
     bool in_span_final;
-    /* pass 1 of an unordered window with psa_set_apart: the answers of the queries it sets apart,
-     * at their positions' index (found NULL: the search answers them) */
-    void *values;
-    uint8_t *found;
-    psa_known_answers known;
 };
-
-/* The answer to a query set apart by pass 1 (its known_slot code): found, with the value (and key)
- * it gives back. (Picked field by field: a reference to one of the answers would put the kernel's
- * parameters on the stack, 72 bytes of local memory a thread.) */
-__device__ __forceinline__ bool known_answer(const psa_known_answers &known, uint32_t code, uint64_t *value,
-                                             uint64_t *key)
-{
-    const bool below = code == SLOT_BELOW, at_min = code == SLOT_AT_MIN;
-    const bool hit = code == SLOT_ABOVE ? false : below ? known.below.found : at_min ? known.at_min.found
-                                                                                     : known.at_max.found;
-    *value = hit ? (below ? known.below.value : at_min ? known.at_min.value : known.at_max.value) : 0;
-    *key = hit ? (below ? known.below.key : at_min ? known.at_min.key : known.at_max.key) : 0;
-    return hit;
-}
 
 /* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
  * one coarse bin. Each item gets slot base[bin] + rank, one global atomic add per non-empty bin
@@ -636,18 +617,10 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         }
         if (UNORDERED) {
             const uint32_t query = sh.source[at];
-            if (out_of_span || fin.in_span_final) {
-                const uint32_t j = out_of_span ? slot - fin.outside_shift : slot;
-                fin.out[j] = fin.base + query;
-                if (out_of_span && fin.found) { /* set apart: answered here (psa_set_apart) */
-                    uint64_t value, key;
-                    fin.found[j] = known_answer(fin.known, known_slot<K>(plan, q), &value, &key);
-                    if (fin.values)
-                        static_cast<K *>(fin.values)[j] = (K)value;
-                }
-            } else {
+            if (out_of_span || fin.in_span_final)
+                fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
+            else
                 positions_out[slot] = query;
-            }
         } else {
             slots[t.begin + at] = out_of_span ? known_slot<K>(plan, q) : slot;
             sources[t.begin + at] = (uint16_t)sh.source[at];
@@ -699,10 +672,18 @@ restore_kernel(bool second, uint32_t n, pass2_tiles m, const uint32_t *__restric
         for (int k = 0; k < RESTORE_BATCH; k++) {
             const bool here = (uint32_t)(first + k) * PSA_THREADS + threadIdx.x < count;
             if (here && s[k] >= SLOT_KNOWN) { /* set apart by pass 1: the answer is known */
-                uint64_t value, key;
-                f[k] = known_answer(known, s[k], &value, &key);
-                v[k] = (K)value;
-                kv[k] = (K)key;
+                /* (picked field by field: a reference to one of the answers would put the kernel's
+                 * parameters on the stack, 72 bytes of local memory a thread) */
+                const bool below = s[k] == SLOT_BELOW, at_min = s[k] == SLOT_AT_MIN;
+                const bool hit = s[k] == SLOT_ABOVE ? false
+                               : below              ? known.below.found
+                               : at_min             ? known.at_min.found
+                                                    : known.at_max.found;
+                const uint64_t value = below ? known.below.value : at_min ? known.at_min.value : known.at_max.value;
+                const uint64_t key = below ? known.below.key : at_min ? known.at_min.key : known.at_max.key;
+                v[k] = hit ? (K)value : (K)0;
+                kv[k] = hit ? (K)key : (K)0;
+                f[k] = hit;
                 continue;
             }
             v[k] = here && values_out ? __ldg(values + s[k]) : (K)0;
@@ -773,8 +754,7 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 
 template <typename K, int ITEMS>
 cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, uint64_t *positions_out,
-                            uint64_t position_base, const psa_set_apart *set_apart, const parts &w,
-                            psa_partitioned *out, cudaStream_t stream)
+                            uint64_t position_base, const parts &w, psa_partitioned *out, cudaStream_t stream)
 {
     const layout &l = w.l;
     K *keys1 = w.at<K>(l.keys1), *keys2 = w.at<K>(l.keys2);
@@ -793,14 +773,8 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
      * (their region starts at slot slack + *in_span after a chunked pass 1) and, for one-pass plans,
      * every one; pass 2 the others */
     const bool unordered = positions_out != NULL;
-    final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes, NULL,
-                            NULL, {}};
-    if (set_apart) { /* pass 1 answers the queries it sets apart */
-        fin1.values = set_apart->values_out;
-        fin1.found = set_apart->found_out;
-        fin1.known = set_apart->known;
-    }
-    const final_positions fin2 = {positions_out, position_base, 0, true, NULL, NULL, {}};
+    const final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes};
+    const final_positions fin2 = {positions_out, position_base, 0, true};
     /* pass 1 of a two-pass plan writes each query's fine bin into sources2 (pass 2's, unused until
      * pass 2) for pass 2's count; 0: the count reads the keys */
     const uint32_t fine_bytes = psa_fine_bytes(key_bits_of<K>(), plan.bits2);
@@ -939,15 +913,11 @@ extern "C" cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity,
 }
 
 extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                                     uint64_t *positions_out, uint64_t position_base, const psa_set_apart *set_apart,
-                                     void *workspace, size_t workspace_bytes, psa_partitioned *out,
-                                     cudaStream_t stream)
+                                     uint64_t *positions_out, uint64_t position_base, void *workspace,
+                                     size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream)
 {
-    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
-        return cudaErrorInvalidValue;
-    /* answers of the set-apart queries: unordered windows only, and every unordered window whose
-     * plan has edges (psa_gpu.h) */
-    if ((set_apart && (!positions_out || !set_apart->found_out)) || (plan->edges && positions_out && !set_apart))
+    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2 ||
+        (plan->edges && positions_out)) /* edges: ordered windows only (psa_gpu.h) */
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)workspace;
@@ -969,11 +939,11 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
     if (key_bits == 32) /* (psa_pass_items gives PSA_ITEMS_LARGE to 32-bit keys only) */
         return out->tile_items == PSA_ITEMS_LARGE
                    ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, positions_out,
-                                                                position_base, set_apart, w, out, stream)
+                                                                position_base, w, out, stream)
                    : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, positions_out,
-                                                          position_base, set_apart, w, out, stream);
-    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, position_base,
-                                                set_apart, w, out, stream);
+                                                          position_base, w, out, stream);
+    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, position_base, w,
+                                                out, stream);
 }
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,
