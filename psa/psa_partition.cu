@@ -290,8 +290,8 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
 /* counts[bin] += 1 for each lane with `valid` (every lane of the warp calls, converged: the blocks
  * are whole warps), returning what counts[bin] held before the lane's add: its rank among the
  * tile's items of that bin (meaningless for an invalid lane, which adds nothing). A warp's lanes
- * whose items are in bin `hot` (pass 1 of 64-bit keys: the bin of the queries outside the keys'
- * span) add once for all of them, where there are any (a ballot an item, and a shuffle where the
+ * whose items are in bin `hot` (pass 1 of 64-bit keys: the bin of the queries set apart, outside
+ * the keys' span or on its edges) add once for all of them, where there are any (a ballot an item, and a shuffle where the
  * warp has some): a window mostly outside the span puts most of a warp's items there, and the
  * shared-memory atomic adds of one instruction to one address are served one lane at a time
  * (bench/NOTES.md, "Session 21": 2^27 queries 90 % outside the span of 2^26 64-bit keys, the call
@@ -317,7 +317,8 @@ __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, boo
     return valid ? atomicAdd(&counts[bin], 1u) : 0u;
 }
 
-/* The bin whose ranks pass 1 aggregates (rank_add): the outside bin, for 64-bit keys. */
+/* The bin whose ranks pass 1 aggregates (rank_add): the outside bin, for 64-bit keys (32-bit keys
+ * too with PSA_RANK_AGGREGATE_32, off by default: psa_policy.h). */
 template <typename K> __device__ __forceinline__ uint32_t hot_bin(const psa_plan &plan)
 {
     return PSA_RANK_AGGREGATE && (sizeof(K) == 8 || PSA_RANK_AGGREGATE_32) ? 1u << plan.bits1 : UINT32_MAX;
