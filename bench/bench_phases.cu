@@ -113,27 +113,26 @@ static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_
     const uint32_t passes = plan.bits2 ? 2 : 1;
     CHECK_CUDA(ntg_build_bucket_table(v, &plan, d_table, 0));
     psa_partitioned upart;
-    const ntg_set_apart not_found = {false, 0, 0}; /* (the tree's plan: no edges, every set-apart slot not found) */
     char label[160];
     const double total_ms = time_ms(runs, [&] {
-        cudaError_t e = psa_partition(bits, &plan, d_q, n, d_positions, 0, NULL, d_ws, ws_bytes, &upart, 0);
+        cudaError_t e = psa_partition(bits, &plan, d_q, n, d_positions, 0, d_ws, ws_bytes, &upart, 0);
         if (e == cudaSuccess)
             e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span, d_slot_values,
-                                              NULL, d_slot_found, &not_found, 0);
+                                              NULL, d_slot_found, true, 0);
         return e;
     });
     snprintf(label, sizeof label, "sorted results with positions, %u bits (%u + %u)", plan.bits, plan.bits1,
              plan.bits2);
     row(label, total_ms, 0, n);
     const double part_ms = time_ms(runs, [&] {
-        return psa_partition(bits, &plan, d_q, n, d_positions, 0, NULL, d_ws, ws_bytes, &upart, 0);
+        return psa_partition(bits, &plan, d_q, n, d_positions, 0, d_ws, ws_bytes, &upart, 0);
     });
     /* and pass 2 reads the positions; the last pass's are the caller's 64-bit ones */
     row("  of which the partition writing the positions", part_ms,
         partition_bytes(plan, n, kb) + ((passes - 1) * 4.0 + 4.0) * n, n);
     const double search_ms = time_ms(runs, [&] {
         return ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span, d_slot_values,
-                                             NULL, d_slot_found, &not_found, 0);
+                                             NULL, d_slot_found, true, 0);
     });
     row("  and the search (values, found flags)", search_ms, (kb + kb + 1) * n, n);
     std::vector<uint64_t> pos(n);
@@ -258,14 +257,14 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         psa_partitioned part;
         const uint32_t passes = plan.bits2 ? 2 : 1;
         const double part_ms = time_ms(runs, [&] {
-            return psa_partition(bits, &plan, d_q, n, NULL, 0, NULL, d_ws, ws_bytes, &part, 0);
+            return psa_partition(bits, &plan, d_q, n, NULL, 0, d_ws, ws_bytes, &part, 0);
         });
         snprintf(label, sizeof label, "partition, %u bits (%u + %u), %u pass%s", plan.bits, plan.bits1, plan.bits2,
                  passes, passes > 1 ? "es" : "");
         row(label, part_ms, partition_bytes(plan, n, kb), n);
         const double search_ms = time_ms(runs, [&] {
             return ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span, d_slot_values,
-                                                 NULL, d_slot_found, NULL, 0);
+                                                 NULL, d_slot_found, false, 0);
         });
         row("  search of the partitioned keys (slot order)", search_ms, (kb + kb + 1) * n, n);
         const double restore_ms = time_ms(runs, [&] {
@@ -273,10 +272,10 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         });
         row("  restore (gather in query order)", restore_ms, (4.0 * passes + kb + 1 + kb + 1) * n, n);
         const double total_ms = time_ms(runs, [&] {
-            cudaError_t e = psa_partition(bits, &plan, d_q, n, NULL, 0, NULL, d_ws, ws_bytes, &part, 0);
+            cudaError_t e = psa_partition(bits, &plan, d_q, n, NULL, 0, d_ws, ws_bytes, &part, 0);
             if (e == cudaSuccess)
                 e = ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span,
-                                                  d_slot_values, NULL, d_slot_found, NULL, 0);
+                                                  d_slot_values, NULL, d_slot_found, false, 0);
             if (e == cudaSuccess)
                 e = psa_restore(bits, &part, d_slot_values, NULL, d_slot_found, d_out, NULL, d_found, NULL, 0);
             return e;

@@ -171,10 +171,9 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
          * descent reads slots 0 .. n - 1, which only a one-pass partition fills without gaps */
         c->plan = psa_descent_plan(&g->plan, tree->kr.n_leaves, tree->kr.leaf_size * (tree->kr.key_bits / 8));
     }
-    /* queries on the smallest or largest key are answered without a search, as those outside the
-     * span (psa.h, plan.edges): by the restore (query order), or by the staged search from pass 1's
-     * codes (unordered; the descent path's unordered windows search every slot anyway) */
-    c->plan.edges = c->psa && !(c->unordered && c->psa_descent);
+    /* results restored to query order: queries on the smallest or largest key are answered by the
+     * restore, as those outside the span (psa.h, plan.edges) */
+    c->plan.edges = c->psa && !c->unordered;
     st = choose_group_size(tree, config, c->count, point, c->psa_descent, &c->group_size);
     if (st != HARMONIA_OK)
         return st;
@@ -226,7 +225,7 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
          * descent writes the slot-order buffers and the restore brings them back */
         psa_partitioned part;
         cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered ? (uint64_t *)d_out[2] : NULL,
-                                      position_base, NULL, scratch->workspace, scratch->workspace_bytes, &part, stream);
+                                      position_base, scratch->workspace, scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
         if (c->unordered)
@@ -251,26 +250,22 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     }
     if (c->psa) {
         psa_partitioned part;
-        /* unordered: the passes write the caller's positions themselves, and pass 1 the class of each
-         * query it sets apart into the found flags, which the search turns into its answer */
+        /* unordered: the passes write the caller's positions themselves */
         cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered ? (uint64_t *)d_out[2] : NULL,
-                                      position_base, c->unordered ? (uint8_t *)d_out[1] : NULL, scratch->workspace,
-                                      scratch->workspace_bytes, &part, stream);
+                                      position_base, scratch->workspace, scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
         const bool lower_bound = c->op == OP_LOWER_BOUND;
-        if (c->unordered) {
-            const ntg_set_apart set_apart = {true, g->min_value, g->max_value};
+        if (c->unordered)
             return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, part.in_span,
-                                                 d_out[0], NULL, (uint8_t *)d_out[1], &set_apart, stream);
-        }
+                                                 d_out[0], NULL, (uint8_t *)d_out[1], true, stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found */
         void *values_out = lower_bound ? d_out[1] : d_out[0];
         void *keys_out = lower_bound ? d_out[0] : NULL;
         uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
         e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
                                           values_out ? scratch->slot_values : NULL,
-                                          keys_out ? scratch->slot_keys : NULL, scratch->slot_found, NULL, stream);
+                                          keys_out ? scratch->slot_keys : NULL, scratch->slot_found, false, stream);
         const psa_known_answers known = known_answers(g, &c->plan, lower_bound);
         if (e == cudaSuccess)
             e = psa_restore(v->key_bits, &part, scratch->slot_values, keys_out ? scratch->slot_keys : NULL,

@@ -148,25 +148,16 @@ cudaError_t ntg_build_start_table(const ntg_view *view, const psa_plan *plan, nt
 cudaError_t ntg_build_bucket_table(const ntg_view *view, const psa_plan *plan, uint32_t *table,
                                    cudaStream_t stream);
 
-/* The answers an unordered partitioned window's set-apart slots get (psa.h): with codes, found_out[j]
- * holds pass 1's class of the query (PSA_SET_APART_*: psa_partition's codes_out), and the smallest
- * and largest keys' queries are found with these values, the others not; without, none is found. */
-typedef struct ntg_set_apart {
-    bool codes;
-    uint64_t min_value, max_value;
-} ntg_set_apart;
-
 /* Point lookups (lower_bound false) or lower bounds of a partitioned window of n slots (psa.h: keys
  * grouped by bucket in bucket order) of a tree with n_keys > 0. Slots below *in_span (a device
  * word; NULL: all n) are searched, results in slot order: found_out[j], values_out[j] (may be
- * NULL), keys_out[j] (lower bounds; may be NULL). set_apart (unordered lookups: these are the
- * caller's results, the partition wrote each slot's position): the slots from *in_span on (the
- * queries pass 1 set apart) get their answers too, as it says; NULL: the restore answers them.
- * Asynchronous on stream. */
+ * NULL), keys_out[j] (lower bounds; may be NULL). unordered: these are the caller's results (the
+ * partition wrote each slot's position), so the slots from *in_span on (queries outside the keys'
+ * span) get not found too; otherwise the restore answers them. Asynchronous on stream. */
 cudaError_t ntg_launch_search_partitioned(const ntg_view *view, const psa_plan *plan, const uint32_t *table,
                                           bool lower_bound, const void *keys, uint32_t n, const uint32_t *in_span,
-                                          void *values_out, void *keys_out, uint8_t *found_out,
-                                          const ntg_set_apart *set_apart, cudaStream_t stream);
+                                          void *values_out, void *keys_out, uint8_t *found_out, bool unordered,
+                                          cudaStream_t stream);
 
 #ifdef __cplusplus
 }

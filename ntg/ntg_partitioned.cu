@@ -50,19 +50,16 @@ template <typename K> struct stage_shape {
 };
 
 
-/* Unordered results of the tile's slots from `first` on, which hold the queries pass 1 set apart
- * (their positions the partition wrote): from their classes in found_out (sa.codes: the smallest
- * and largest keys found, the others not), else not found. */
+/* Unordered results of the tile's slots from `first` on, which hold queries outside the span: not
+ * found (their positions the partition wrote). */
 template <typename K>
 __device__ __forceinline__ void outside_slots(uint64_t first, uint64_t end, K *__restrict__ values_out,
-                                              uint8_t *__restrict__ found_out, const ntg_set_apart &sa)
+                                              uint8_t *__restrict__ found_out)
 {
     for (uint64_t j = first + threadIdx.x; j < end; j += NTG_PS_THREADS) {
-        const uint32_t c = sa.codes ? found_out[j] : PSA_SET_APART_ABOVE;
-        const bool hit = c == PSA_SET_APART_AT_MIN || c == PSA_SET_APART_AT_MAX;
         if (values_out)
-            values_out[j] = hit ? (K)(c == PSA_SET_APART_AT_MIN ? sa.min_value : sa.max_value) : (K)0;
-        found_out[j] = hit;
+            values_out[j] = 0;
+        found_out[j] = 0;
     }
 }
 
@@ -272,7 +269,7 @@ template <typename K, bool LOWER_BOUND, int ITEMS, bool CHUNKED>
 __global__ void __launch_bounds__(NTG_PS_THREADS, CHUNKED ? NTG_PS_SPARSE_MIN_BLOCKS : NTG_PS_MIN_BLOCKS)
 search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t *__restrict__ table, const K *__restrict__ queries,
               uint32_t n, const uint32_t *__restrict__ in_span, K *__restrict__ values_out, K *__restrict__ keys_out,
-              uint8_t *__restrict__ found_out, bool unordered, ntg_set_apart sa)
+              uint8_t *__restrict__ found_out, bool unordered)
 {
     __shared__ __align__(16) K stage[stage_shape<K>::keys];
     __shared__ K firsts[stage_shape<K>::firsts];
@@ -284,7 +281,7 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     const uint32_t searched = in_span ? *in_span : n;
     const uint64_t tile_end = n - tile < (NTG_PS_THREADS * ITEMS) ? n : tile + (NTG_PS_THREADS * ITEMS);
     if (unordered && tile_end > searched)
-        outside_slots<K>(tile > searched ? tile : searched, tile_end, values_out, found_out, sa);
+        outside_slots<K>(tile > searched ? tile : searched, tile_end, values_out, found_out);
     if (tile >= searched)
         return; /* block-uniform */
     const uint32_t in_tile = searched - tile < (NTG_PS_THREADS * ITEMS) ? (uint32_t)(searched - tile) : (NTG_PS_THREADS * ITEMS);
@@ -391,17 +388,12 @@ extern "C" cudaError_t ntg_build_bucket_table(const ntg_view *v, const psa_plan 
 extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const psa_plan *plan, const uint32_t *table,
                                                      bool lower_bound, const void *queries, uint32_t n,
                                                      const uint32_t *in_span, void *values_out, void *keys_out,
-                                                     uint8_t *found_out, const ntg_set_apart *set_apart,
-                                                     cudaStream_t stream)
+                                                     uint8_t *found_out, bool unordered, cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
     if (!found_out || v->n_keys == 0)
         return cudaErrorInvalidValue;
-    const bool unordered = set_apart != NULL;
-    ntg_set_apart sa = {false, 0, 0};
-    if (set_apart)
-        sa = *set_apart;
     /* dense windows: tiles of NTG_PS_ITEMS slots a thread; sparse ones: small tiles of
      * NTG_PS_SPARSE_ITEMS (ntg_policy.h); both search a tile that does not fit in chunks */
     const uint64_t stage_rows = NTG_PS_STAGE_BYTES / (v->key_bits / 8) / (v->leaf_size + 1);
@@ -412,11 +404,11 @@ extern "C" cudaError_t ntg_launch_search_partitioned(const ntg_view *v, const ps
         if (dense)                                                                                              \
             search_kernel<K, LB, NTG_PS_ITEMS, false><<<blocks, NTG_PS_THREADS, 0, stream>>>(                   \
                 *v, *plan, table, (const K *)queries, n, in_span, (K *)values_out, LB ? (K *)keys_out : NULL,     \
-                found_out, unordered, sa);                                                                       \
+                found_out, unordered);                                                                          \
         else                                                                                                    \
             search_kernel<K, LB, NTG_PS_SPARSE_ITEMS, true><<<blocks, NTG_PS_THREADS, 0, stream>>>(             \
                 *v, *plan, table, (const K *)queries, n, in_span, (K *)values_out, LB ? (K *)keys_out : NULL,     \
-                found_out, unordered, sa);                                                                       \
+                found_out, unordered);                                                                          \
     } while (0)
     if (v->key_bits == 32) {
         if (lower_bound)

@@ -50,11 +50,9 @@
  * Queries outside [key_min, key_max] need no search: pass 1 puts them in a bin of their own, after
  * every slot of the span (*in_span .. n - 1), and ordered windows record a code for them instead of
  * a slot, which the restore answers (below the span: not found, a lower bound the smallest key;
- * above: not found); in unordered windows pass 1 writes each one's class (PSA_SET_APART_*) where
- * its result goes, and the search turns it into the answer. With plan.edges the queries equal to
- * key_min or key_max go there too (their answers are the smallest and largest keys themselves):
- * clamped queries, which pile onto the two edge keys, then cost pass 1 (and the restore) only
- * (bench/NOTES.md, "Session 22").
+ * above: not found). With plan.edges the queries equal to key_min or key_max go there too (their
+ * answers are the smallest and largest keys themselves): clamped queries, which pile onto the two
+ * edge keys, then cost pass 1 and the restore only (bench/NOTES.md, "Session 22").
  *
  * Invariants (checked by the GPU tests: every result against the CPU engine, every permutation
  * complete): after psa_partition every query of the window sits at exactly one slot, with its key;
@@ -102,8 +100,8 @@ typedef struct psa_plan {
     uint32_t bits1, bits2;     /* pass 1 on the top bits1 bits of the bucket, pass 2 on the rest */
     /* 1: queries equal to key_min or key_max go with those outside the span (pass 1's outside bin,
      * past *in_span, never searched): their answers are known (the smallest and largest keys'
-     * values), and psa_restore gives them (query order), or the search from pass 1's codes
-     * (unordered windows: psa_partition's codes_out). psa_make_plan leaves it 0, a call sets it. */
+     * values), and psa_restore gives them. Only for windows whose results go back through
+     * psa_restore (in query order); psa_make_plan leaves it 0, a call sets it. */
     uint32_t edges;
 } psa_plan;
 
@@ -113,13 +111,6 @@ typedef struct psa_plan {
  * for that many bits instead (capped the same way). */
 psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, uint32_t leaf_bytes,
                        uint32_t wanted_bits);
-
-/* The classes of the queries pass 1 sets apart (psa_partition's codes of unordered windows; the
- * restore's slot codes count up from SLOT_AT_MIN in the same order). */
-#define PSA_SET_APART_AT_MIN 0u /* q == key_min (plan.edges) */
-#define PSA_SET_APART_AT_MAX 1u /* q == key_max (plan.edges) */
-#define PSA_SET_APART_BELOW 2u  /* q < key_min */
-#define PSA_SET_APART_ABOVE 3u  /* q > key_max */
 
 /* Whether two plans put every key in the same bucket (what a bucket table built for one serves the
  * other; the passes' split and the edges do not matter to it). */

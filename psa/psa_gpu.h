@@ -56,15 +56,12 @@ psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits
  * window (every slot, those outside the span included): the search then writes values and found
  * flags only (ntg_launch_search_partitioned, unordered). One-pass plans also write the keys of the
  * queries outside the span (slots *in_span .. n - 1), so that out->keys holds every query at slots
- * 0 .. n - 1 (PSA's descent path searches them all). With codes_out (unordered windows only), pass 1
- * also writes the class of each query it sets apart (PSA_SET_APART_*) at codes_out[j], j the index
- * of its position (the slots *in_span .. n - 1; the caller's found flags serve: the search turns
- * each code into the answer, ntg_set_apart); an unordered window under a plan with edges needs
- * them (without, the search answers those slots "not found"). Either misuse: cudaErrorInvalidValue.
- * Asynchronous; errors are launch errors. */
+ * 0 .. n - 1 (PSA's descent path searches them all). A plan with edges is for ordered windows only
+ * (the unordered search answers the region past *in_span as outside the span): cudaErrorInvalidValue
+ * with positions_out. Asynchronous; errors are launch errors. */
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                          uint64_t *positions_out, uint64_t position_base, uint8_t *codes_out, void *workspace,
-                          size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream);
+                          uint64_t *positions_out, uint64_t position_base, void *workspace, size_t workspace_bytes,
+                          psa_partitioned *out, cudaStream_t stream);
 
 /* One known answer: the key and value given back, and whether it counts as found. */
 typedef struct psa_answer {

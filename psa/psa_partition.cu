@@ -26,12 +26,11 @@ static_assert(PSA_MAX_BINS1 <= PSA_MAX_BINS, "pass 1's bins (with the outside bi
 /* the slot the pass-1 restore reads for a query set apart by pass 1: none, the answer is known
  * (psa_known_answers); real slots stay below SLOT_KNOWN (windows of at most PSA_MAX_WINDOW queries
  * and the chunks' slack) */
-#define SLOT_AT_MIN 0xFFFFFFFCu /* q == key_min (plan.edges); then the other classes (psa.h) */
-#define SLOT_AT_MAX (SLOT_AT_MIN + PSA_SET_APART_AT_MAX) /* q == key_max (plan.edges) */
-#define SLOT_BELOW (SLOT_AT_MIN + PSA_SET_APART_BELOW)   /* q < key_min */
-#define SLOT_ABOVE (SLOT_AT_MIN + PSA_SET_APART_ABOVE)   /* q > key_max */
+#define SLOT_ABOVE 0xFFFFFFFFu /* q > key_max */
+#define SLOT_BELOW 0xFFFFFFFEu /* q < key_min */
+#define SLOT_AT_MAX 0xFFFFFFFDu /* q == key_max (plan.edges) */
+#define SLOT_AT_MIN 0xFFFFFFFCu /* q == key_min (plan.edges) */
 #define SLOT_KNOWN SLOT_AT_MIN
-static_assert(PSA_SET_APART_AT_MIN == 0 && SLOT_ABOVE == 0xFFFFFFFFu, "the slot codes end at the top of the range");
 static_assert((uint64_t)PSA_MAX_WINDOW * 2 < SLOT_KNOWN, "real slots stay below the codes of known answers");
 
 namespace {
@@ -121,13 +120,14 @@ template <typename K> __device__ __forceinline__ bool outside(const psa_plan &pl
                       : (uint64_t)q < plan.key_min || (uint64_t)q > plan.key_max;
 }
 
-/* The class of a query set apart (outside(plan, q)): PSA_SET_APART_* (psa.h). */
-static_assert(PSA_SET_APART_AT_MAX == 1 && PSA_SET_APART_BELOW == 2 && PSA_SET_APART_ABOVE == 3,
-              "set_apart_class counts the classes up");
-template <typename K> __device__ __forceinline__ uint32_t set_apart_class(const psa_plan &plan, K q)
+/* The code an ordered pass 1 records for a query set apart (outside(plan, q)). */
+static_assert(SLOT_AT_MAX == SLOT_AT_MIN + 1 && SLOT_BELOW == SLOT_AT_MIN + 2 && SLOT_ABOVE == SLOT_AT_MIN + 3,
+              "known_slot counts the codes up from SLOT_AT_MIN");
+template <typename K> __device__ __forceinline__ uint32_t known_slot(const psa_plan &plan, K q)
 {
-    /* q == key_min: 0; q == key_max (> key_min): 1; below: 1 + 1; above: 1 + 2 */
-    return ((uint64_t)q != plan.key_min) + ((uint64_t)q < plan.key_min) + 2u * ((uint64_t)q > plan.key_max);
+    /* q == key_min: + 0; q == key_max (> key_min): + 1; below: 1 + 1; above: 1 + 2 */
+    return SLOT_AT_MIN + ((uint64_t)q != plan.key_min) + ((uint64_t)q < plan.key_min) +
+           2u * ((uint64_t)q > plan.key_max);
 }
 
 /* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span; with
@@ -542,7 +542,6 @@ struct final_positions {
     uint64_t base;
     uint32_t outside_shift;
     bool in_span_final;
-    uint8_t *codes; /* pass 1 of an unordered window: the classes of the queries it sets apart */
 };
 
 /* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
@@ -619,16 +618,12 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         }
         if (UNORDERED) {
             const uint32_t query = sh.source[at];
-            if (out_of_span || fin.in_span_final) {
-                const uint32_t j = out_of_span ? slot - fin.outside_shift : slot;
-                fin.out[j] = fin.base + query;
-                if (out_of_span && fin.codes) /* the search answers it from its class */
-                    fin.codes[j] = (uint8_t)set_apart_class<K>(plan, q);
-            } else {
+            if (out_of_span || fin.in_span_final)
+                fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
+            else
                 positions_out[slot] = query;
-            }
         } else {
-            slots[t.begin + at] = out_of_span ? SLOT_AT_MIN + set_apart_class<K>(plan, q) : slot;
+            slots[t.begin + at] = out_of_span ? known_slot<K>(plan, q) : slot;
             sources[t.begin + at] = (uint16_t)sh.source[at];
         }
     }
@@ -760,8 +755,7 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 
 template <typename K, int ITEMS>
 cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, uint64_t *positions_out,
-                            uint64_t position_base, uint8_t *codes_out, const parts &w, psa_partitioned *out,
-                            cudaStream_t stream)
+                            uint64_t position_base, const parts &w, psa_partitioned *out, cudaStream_t stream)
 {
     const layout &l = w.l;
     K *keys1 = w.at<K>(l.keys1), *keys2 = w.at<K>(l.keys2);
@@ -780,9 +774,8 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
      * (their region starts at slot slack + *in_span after a chunked pass 1) and, for one-pass plans,
      * every one; pass 2 the others */
     const bool unordered = positions_out != NULL;
-    const final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes,
-                                  codes_out};
-    const final_positions fin2 = {positions_out, position_base, 0, true, NULL};
+    const final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes};
+    const final_positions fin2 = {positions_out, position_base, 0, true};
     /* pass 1 of a two-pass plan writes each query's fine bin into sources2 (pass 2's, unused until
      * pass 2) for pass 2's count; 0: the count reads the keys */
     const uint32_t fine_bytes = psa_fine_bytes(key_bits_of<K>(), plan.bits2);
@@ -921,15 +914,11 @@ extern "C" cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity,
 }
 
 extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                                     uint64_t *positions_out, uint64_t position_base, uint8_t *codes_out,
-                                     void *workspace, size_t workspace_bytes, psa_partitioned *out,
-                                     cudaStream_t stream)
+                                     uint64_t *positions_out, uint64_t position_base, void *workspace,
+                                     size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream)
 {
-    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
-        return cudaErrorInvalidValue;
-    /* the classes of the set-apart queries: unordered windows only, and every unordered window whose
-     * plan has edges (psa_gpu.h) */
-    if ((codes_out && !positions_out) || (plan->edges && positions_out && !codes_out))
+    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2 ||
+        (plan->edges && positions_out)) /* edges: ordered windows only (psa_gpu.h) */
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)workspace;
@@ -951,11 +940,11 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
     if (key_bits == 32) /* (psa_pass_items gives PSA_ITEMS_LARGE to 32-bit keys only) */
         return out->tile_items == PSA_ITEMS_LARGE
                    ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, positions_out,
-                                                                position_base, codes_out, w, out, stream)
+                                                                position_base, w, out, stream)
                    : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, positions_out,
-                                                          position_base, codes_out, w, out, stream);
-    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, position_base,
-                                                codes_out, w, out, stream);
+                                                          position_base, w, out, stream);
+    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, position_base, w,
+                                                out, stream);
 }
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,

@@ -428,9 +428,9 @@ static void delete_every_17th(harmonia_tree *t, tu_model *m)
 /* A window clamped to the edges of the keys (psa.h, plan.edges): 3 in 8 queries the smallest key,
  * 3 in 8 the largest, 1 in 16 each 0 and the maximum (below and above the span where they are not
  * keys), 1 in 8 keys or misses over the tree; in query order (the restore answers the edges),
- * unordered (the search answers them from pass 1's classes) and for lower bounds, with PSA on. Then
- * the values of both edge keys change in place (an update: the same keys, a new version) and the
- * window runs again: the known answers follow the version. */
+ * unordered (the edges searched) and for lower bounds, with PSA on. Then the values of both edge
+ * keys change in place (an update: the same keys, a new version) and the window runs again: the
+ * restore's answers follow the version. */
 static void check_edge_window(harmonia_tree *t, tu_model *m, void *q, uint64_t n, uint64_t *rng)
 {
     const uint32_t bits = m->key_bits;
@@ -599,20 +599,14 @@ static void test_psa_chunked(void **state)
     assert_int_equal(psa_fine_bytes(32, 8), 1);
     assert_int_equal(psa_fine_bytes(32, 9), 0);
     assert_int_equal(psa_fine_bytes(64, 0), 0);
-    /* the answers of the queries pass 1 sets apart under a plan with edges: an unordered window needs
-     * pass 1's classes of them (codes_out, which only unordered windows take), an ordered one the
-     * restore's answers (each refused before any work) */
+    /* a plan with edges serves ordered windows only (their answers come from the restore) */
     {
         psa_plan edges = psa_make_plan(10, 1u << 30, 1u << 16, 128, 0);
         edges.edges = 1;
         uint64_t positions[4];
         uint32_t queries[4] = {1, 2, 3, 4};
-        uint8_t codes[4];
         psa_partitioned part;
-        assert_int_equal(psa_partition(32, &edges, queries, 4, positions, 0, NULL, NULL, 0, &part, 0),
-                         cudaErrorInvalidValue);
-        assert_int_equal(psa_partition(32, &edges, queries, 4, NULL, 0, codes, NULL, 0, &part, 0),
-                         cudaErrorInvalidValue);
+        assert_int_equal(psa_partition(32, &edges, queries, 4, positions, 0, NULL, 0, &part, 0), cudaErrorInvalidValue);
         part.plan = edges;
         part.n = 4;
         part.slots1 = (const uint32_t *)queries; /* (refused before anything is read) */
