@@ -291,11 +291,11 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
  * are whole warps), returning what counts[bin] held before the lane's add: its rank among the
  * tile's items of that bin (meaningless for an invalid lane, which adds nothing). A warp's lanes
  * whose items are in bin `hot` (pass 1 of 64-bit keys: the bin of the queries set apart, outside
- * the keys' span or on its edges) add once for all of them, where there are any (a ballot an item, and a shuffle where the
- * warp has some): a window mostly outside the span puts most of a warp's items there, and the
- * shared-memory atomic adds of one instruction to one address are served one lane at a time
- * (bench/NOTES.md, "Session 21": 2^27 queries 90 % outside the span of 2^26 64-bit keys, the call
- * −8 to −9 % on the H100). Ranks within a bin are in no particular order either way. hot =
+ * the keys' span or on its edges) add once for all of them, where there are any (a ballot an item,
+ * and a shuffle where the warp has some): a window mostly outside the span puts most of a warp's
+ * items there, and the shared-memory atomic adds of one instruction to one address are served one
+ * lane at a time (bench/NOTES.md, "Session 21": 2^27 queries 90 % outside the span of 2^26 64-bit
+ * keys, the call −8 to −9 % on the H100). Ranks within a bin are in no particular order either way. hot =
  * UINT32_MAX (pass 2, 32-bit keys: hot_bin, PSA_RANK_AGGREGATE): every lane adds alone. */
 static_assert(PSA_THREADS % 32 == 0, "rank_add's full-warp ballots and shuffle: blocks of whole warps");
 __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, bool valid, uint32_t hot)
