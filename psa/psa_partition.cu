@@ -130,8 +130,9 @@ template <typename K> __device__ __forceinline__ uint32_t known_slot(const psa_p
            2u * ((uint64_t)q > plan.key_max);
 }
 
-/* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query outside the span; with
- * `fine`, the bucket's low bits2 bits too (pass 2's bin, 0 outside the span). */
+/* The pass-1 bin: the coarse bin of the bucket, or 2^bits1 for a query set apart (outside the span,
+ * or on its edges with plan.edges); with `fine`, the bucket's low bits2 bits too (pass 2's bin, 0
+ * for a query set apart). */
 template <typename K>
 __device__ __forceinline__ uint32_t coarse_bin(const psa_plan &plan, K q, uint32_t *fine = nullptr)
 {
@@ -295,8 +296,8 @@ __device__ __forceinline__ void reserve_chunked(const pass1_chunks &ch, uint32_t
  * and a shuffle where the warp has some): a window mostly outside the span puts most of a warp's
  * items there, and the shared-memory atomic adds of one instruction to one address are served one
  * lane at a time (bench/NOTES.md, "Session 21": 2^27 queries 90 % outside the span of 2^26 64-bit
- * keys, the call −8 to −9 % on the H100). Ranks within a bin are in no particular order either way. hot =
- * UINT32_MAX (pass 2, 32-bit keys: hot_bin, PSA_RANK_AGGREGATE): every lane adds alone. */
+ * keys, the call −8 to −9 % on the H100). Ranks within a bin are in no particular order either
+ * way. hot = UINT32_MAX (pass 2, 32-bit keys: hot_bin, PSA_RANK_AGGREGATE): every lane adds alone. */
 static_assert(PSA_THREADS % 32 == 0, "rank_add's full-warp ballots and shuffle: blocks of whole warps");
 __device__ __forceinline__ uint32_t rank_add(uint32_t *counts, uint32_t bin, bool valid, uint32_t hot)
 {
@@ -917,8 +918,9 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
                                      uint64_t *positions_out, uint64_t position_base, void *workspace,
                                      size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream)
 {
-    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2 ||
-        (plan->edges && positions_out)) /* edges: ordered windows only (psa_gpu.h) */
+    if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
+        return cudaErrorInvalidValue;
+    if (plan->edges && positions_out) /* edges: ordered windows only (psa_gpu.h) */
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)workspace;
