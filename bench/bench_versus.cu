@@ -21,8 +21,10 @@
  * its sorted array.
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
- * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--out-dir DIR]
- *   LIST: comma list of groups: sizes,hits,queries,keys,batch,ranges (default all). */
+ * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--batches SIZES] [--out-dir DIR]
+ *   LIST: comma list of groups: sizes,hits,queries,keys,batch,ranges (default all).
+ *   SIZES: comma list of the batch group's sizes as powers of two, 10 .. 30 (default
+ *   10,14,16,18,20,22,23,24,26,30; 30 runs for 64-bit keys only). */
 #include <inttypes.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -44,7 +46,24 @@ struct options {
     uint32_t runs = 5, queries_log2 = 27;
     std::string out_dir = "bench/out";
     std::vector<std::string> only;
+    std::vector<uint32_t> batches = {10u, 14u, 16u, 18u, 20u, 22u, 23u, 24u, 26u, 30u}; /* log2 */
 };
+
+/* A comma list of numbers (false for anything else, or one outside [lo, hi]). */
+bool parse_list(const char *text, uint32_t lo, uint32_t hi, std::vector<uint32_t> *out)
+{
+    out->clear();
+    for (const char *p = text;;) {
+        char *end = NULL;
+        const unsigned long x = strtoul(p, &end, 10);
+        if (end == p || x < lo || x > hi || (*end != ',' && *end != '\0'))
+            return false;
+        out->push_back((uint32_t)x);
+        if (*end == '\0')
+            return true;
+        p = end + 1;
+    }
+}
 
 bool wanted(const options &o, const char *group)
 {
@@ -559,6 +578,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--runs")) R.o.runs = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--queries-log2")) R.o.queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--out-dir")) R.o.out_dir = v, i++;
+        else if (!strcmp(a, "--batches") && parse_list(v, 10, 30, &R.o.batches)) i++;
         else if (!strcmp(a, "--only")) {
             for (const char *p = v; *p;) {
                 const char *c = strchr(p, ',');
@@ -568,7 +588,7 @@ int main(int argc, char **argv)
             i++;
         } else {
             printf("usage: bench_versus [--runs R] [--queries-log2 Q] [--only sizes,hits,queries,keys,batch,ranges] "
-                   "[--out-dir DIR]\n");
+                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--out-dir DIR]\n");
             return 2;
         }
     }
@@ -622,7 +642,7 @@ int main(int argc, char **argv)
             for (query_dist d : {QUERIES_ZIPF, QUERIES_CLUSTERED, QUERIES_OUTSIDE})
                 run_batch(R, T, strf("queries %s %s", query_dist_name(d), tn.c_str()), d, 1.0, nq, false);
         if (wanted(R.o, "batch"))
-            for (uint32_t b : {10u, 14u, 16u, 18u, 20u, 22u, 23u, 24u, 26u, 30u}) {
+            for (uint32_t b : R.o.batches) {
                 if (s.bits == 32 && b == 30)
                     continue;
                 run_batch(R, T, strf("batch 2^%u %s", b, tn.c_str()), QUERIES_UNIFORM, 1.0, 1ull << b, false);

@@ -86,7 +86,9 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 /* Point lookups of fewer than NTG_VALUES_WITH_LEAF_BATCH queries on the fixed shape load each leaf's
  * values beside its keys (one memory round trip less a lookup, a whole value line read instead of a
  * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
+#ifndef NTG_VALUES_WITH_LEAF_BATCH
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
+#endif
 
 /* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
  * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
@@ -105,7 +107,9 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
  * sorted descents; hence two. */
 #define NTG_START_MAX_BITS 16u
 #define NTG_START_FINE_MAX_BITS 19u
+#ifndef NTG_START_FINE_BATCH
 #define NTG_START_FINE_BATCH (1u << 16)
+#endif
 static inline unsigned ntg_start_bits(unsigned long long n_leaves, unsigned max_bits)
 {
     unsigned bits = 1;
