@@ -104,11 +104,13 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
  *   buckets of 8 leaves, 2^28 32-bit keys 2^19 of 32 leaves (both one level above the leaves).
  * Measured on the H100 (bench/NOTES.md, "Session 17"): the fine table alone took 7-9 % off the
  * 2^22-query unsorted batches (its 8 MiB of scattered loads against the L2) and added 4-8 % to the
- * sorted descents; hence two. */
+ * sorted descents; hence two. The bound between them (session 23, five runs of each build, ratios
+ * to the K-ary Eytzinger baseline of the same process): 2^16 queries gain 2-4 % with the fine
+ * table (64-bit 1.25 -> 1.29x, 32-bit 1.20 -> 1.24x on average), 2^18 lose 1.5 %: fine below 2^17. */
 #define NTG_START_MAX_BITS 16u
 #define NTG_START_FINE_MAX_BITS 19u
 #ifndef NTG_START_FINE_BATCH
-#define NTG_START_FINE_BATCH (1u << 16)
+#define NTG_START_FINE_BATCH (1u << 17)
 #endif
 static inline unsigned ntg_start_bits(unsigned long long n_leaves, unsigned max_bits)
 {
