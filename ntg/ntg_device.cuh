@@ -119,15 +119,27 @@ template <int G, int SLOTS> struct fixed_split {
     static_assert(SLOTS % chunks == 0, "slots split evenly");
 };
 
+/* lo, hi: the count is known to lie in [lo, hi] (a start entry's bounds, ntg.h; 0 and SLOTS: none
+ * known), so a chunk wholly below slot lo holds keys that satisfy the comparison and one wholly from
+ * slot hi on keys that do not: neither is loaded, the first stands in as zeros, the second as the
+ * maximum key (which satisfies "<= q" only for q = the maximum, whose count is SLOTS: no chunk lies
+ * above it then). Only for the non-strict count of internal nodes. */
 template <typename K, int G, int SLOTS, bool STRICT>
 __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
-                                                      uint32_t group_shift, bool active = true)
+                                                      uint32_t group_shift, bool active = true, uint32_t lo = 0,
+                                                      uint32_t hi = SLOTS)
 {
     constexpr int PER = fixed_split<G, SLOTS>::per, CHUNKS = fixed_split<G, SLOTS>::chunks;
     const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
-    K part[PER] = {};
-    if (has_chunk)
-        load_chunk<K, PER>(node + lane_in_group * PER, part);
+    const uint32_t begin = lane_in_group * PER;
+    const bool below = begin + PER <= lo, above = begin >= hi;
+    K part[PER];
+    const K fill = below ? (K)0 : max_key_of<K>();
+#pragma unroll
+    for (int e = 0; e < PER; e++)
+        part[e] = fill;
+    if (has_chunk && !below && !above)
+        load_chunk<K, PER>(node + begin, part);
     return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
 }
 
@@ -167,15 +179,17 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
  * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
  * lanes only; a mask computed per lane costs a WARPSYNC per call (bench/NOTES.md, "Defaults and
  * where they were measured"). SLOTS: the node's slot count when known at compile time (0: read
- * `slots`); the fixed shape needs WARP_UNIFORM. active false (group-uniform): the group takes part
- * in the warp's ballots and reads nothing; its count is meaningless. */
+ * `slots`); the fixed shape needs WARP_UNIFORM and alone reads lo and hi (group_count_fixed; the
+ * others search the whole node). active false (group-uniform): the group takes part in the warp's
+ * ballots and reads nothing; its count is meaningless. */
 template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
-                                                uint32_t lane_in_group, uint32_t group_shift, bool active = true)
+                                                uint32_t lane_in_group, uint32_t group_shift, bool active = true,
+                                                uint32_t lo = 0, uint32_t hi = SLOTS)
 {
     if constexpr (SLOTS != 0) {
         static_assert(WARP_UNIFORM, "the fixed shape's ballots name the whole warp");
-        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active);
+        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active, lo, hi);
     }
     if (G == 1)
         return active ? count_chunk<K, STRICT>(node, slots, q) : 0u;
@@ -226,17 +240,27 @@ template <typename CUT> struct ntg_children_cut {
 
 /* Where the descent of q begins: the start table's node and level for q's bucket (ntg.h), or the
  * root without a table. One 16-byte load (the view's table: the coarse one of ≤ 1 MiB, L2-resident,
- * or the fine one of ≤ 8 MiB; ntg_policy.h), a uniform branch. */
+ * or the fine one of ≤ 8 MiB; ntg_policy.h), a uniform branch. *lo, *hi: the bounds of the count of
+ * that node's keys <= q (ntg.h; 0 and `slots` without them). */
 template <typename K>
-__device__ __forceinline__ uint32_t start_of(const ntg_view &v, K q, uint32_t *level)
+__device__ __forceinline__ uint32_t start_of(const ntg_view &v, K q, uint32_t *level, uint32_t *lo, uint32_t *hi,
+                                             uint32_t slots)
 {
     *level = 0;
+    *lo = 0;
+    *hi = slots;
     if (!v.start)
         return 0;
     const uint4 e = __ldg(reinterpret_cast<const uint4 *>(v.start) + psa_bucket(&v.start_plan, (uint64_t)q));
     const uint64_t separator = (uint64_t)e.z | ((uint64_t)e.w << 32);
-    *level = e.y & ~NTG_START_TWO;
-    return e.x + ((e.y & NTG_START_TWO) && (uint64_t)q >= separator ? 1u : 0u);
+    *level = e.y & NTG_START_LEVEL_MASK;
+    const bool second = (e.y & NTG_START_TWO) && (uint64_t)q >= separator;
+    const uint32_t bound_lo = (e.y >> NTG_START_LO_SHIFT) & 0xFFu, bound_hi = (e.y >> NTG_START_HI_SHIFT) & 0xFFu;
+    if (!second) /* the first candidate: its count is >= lo */
+        *lo = bound_lo;
+    if (!(e.y & NTG_START_TWO) || second) /* the last candidate: <= hi */
+        *hi = bound_hi < slots ? bound_hi : slots;
+    return e.x + (second ? 1u : 0u);
 }
 
 /* The smallest of v over the warp (every lane calls it). */
@@ -263,8 +287,8 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
 {
     const K *keys = static_cast<const K *>(v.keys);
     const uint32_t fanout = F ? (uint32_t)F : v.fanout;
-    uint32_t from;
-    uint32_t node = start_of<K>(v, q, &from); /* node numbers fit 32 bits (key_region.h, LIMITS) */
+    uint32_t from, lo, hi; /* the first node's bounds, then none (0, fanout) */
+    uint32_t node = start_of<K>(v, q, &from, &lo, &hi, fanout); /* node numbers fit 32 bits (key_region.h, LIMITS) */
     uint32_t level = from;
     if constexpr (WARP_UNIFORM && G > 1)
         level = warp_min(from);
@@ -273,9 +297,12 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
         uint32_t last;
         const uint32_t first = children(v, level, active ? node : 0u, &last);
         const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + (uint64_t)node * fanout, fanout, q,
-                                                                      lane_in_group, group_shift, active);
-        if (active)
+                                                                      lane_in_group, group_shift, active, lo, hi);
+        if (active) {
             node = first + (j < last ? j : last);
+            lo = 0;
+            hi = fanout;
+        }
     }
     return (uint64_t)node - v.n_internal;
 }
@@ -292,11 +319,11 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
     constexpr int PER = fixed_split<G, F>::per, CHUNKS = fixed_split<G, F>::chunks;
     const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
     const K *keys = static_cast<const K *>(v.keys);
-    uint32_t node[Q], from[Q];
+    uint32_t node[Q], from[Q], lo[Q], hi[Q]; /* lo, hi: the first node's bounds (start_of), then none */
     uint32_t level = 0xffffffffu;
 #pragma unroll
     for (int k = 0; k < Q; k++) {
-        node[k] = start_of<K>(v, q[k], &from[k]);
+        node[k] = start_of<K>(v, q[k], &from[k], &lo[k], &hi[k], F);
         level = from[k] < level ? from[k] : level;
     }
     if constexpr (G > 1)
@@ -308,18 +335,25 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
         for (int k = 0; k < Q; k++) {
             const bool active = level >= from[k];
             first[k] = children(v, level, active ? node[k] : 0u, &last[k]);
+            /* the chunks outside the bounds stand in as group_count_fixed's do */
+            const uint32_t begin = lane_in_group * PER;
+            const bool below = begin + PER <= lo[k], above = begin >= hi[k];
+            const K fill = below ? (K)0 : max_key_of<K>();
 #pragma unroll
             for (int e = 0; e < PER; e++)
-                part[k][e] = 0;
-            if (has_chunk && active)
-                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
+                part[k][e] = fill;
+            if (has_chunk && active && !below && !above)
+                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + begin, part[k]);
         }
 #pragma unroll
         for (int k = 0; k < Q; k++) {
             const bool active = level >= from[k];
             const uint32_t j = count_held<K, G, PER, false>(part[k], has_chunk && active, q[k], group_shift);
-            if (active)
+            if (active) {
                 node[k] = first[k] + (j < last[k] ? j : last[k]);
+                lo[k] = 0;
+                hi[k] = F;
+            }
         }
     }
 #pragma unroll
