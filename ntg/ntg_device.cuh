@@ -83,28 +83,33 @@ __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
 }
 
 /* The group's count of the node's keys that satisfy the comparison, from the PER keys a thread
- * holds (has_chunk: whether it holds any). */
+ * holds (has_chunk: whether it holds any). below / above: the thread's chunk is known to hold only
+ * keys that satisfy it / none that do (group_count_fixed's bounds), and was not loaded. */
 template <typename K, int G, int PER, bool STRICT>
-__device__ __forceinline__ uint32_t count_held(const K (&part)[PER], bool has_chunk, K q, uint32_t group_shift)
+__device__ __forceinline__ uint32_t count_held(const K (&part)[PER], bool has_chunk, K q, uint32_t group_shift,
+                                               bool below = false, bool above = false)
 {
     if constexpr (G == 1) {
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
             count += STRICT ? (part[k] < q) : (part[k] <= q);
-        return count;
+        return below ? (uint32_t)PER : above ? 0u : count;
     } else if constexpr (PER <= NTG_BALLOT_COUNT_MAX) {
         const uint32_t group_bits = (G == 32 ? 0xffffffffu : ((1u << G) - 1u)) << group_shift;
+        const bool counted = has_chunk && !above;
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
-            count += __popc(__ballot_sync(0xffffffffu, has_chunk && (STRICT ? part[k] < q : part[k] <= q)) & group_bits);
+            count += __popc(__ballot_sync(0xffffffffu, counted && (below || (STRICT ? part[k] < q : part[k] <= q))) &
+                            group_bits);
         return count;
     } else { /* PER > 1: every lane of the group holds a chunk */
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
             count += STRICT ? (part[k] < q) : (part[k] <= q);
+        count = below ? (uint32_t)PER : above ? 0u : count;
         const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
         const uint32_t full = __popc((__ballot_sync(0xffffffffu, count == (uint32_t)PER) >> group_shift) & group_bits);
         const uint32_t partial = __shfl_sync(0xffffffffu, count, full < (uint32_t)G ? full : 0, G);
@@ -121,9 +126,7 @@ template <int G, int SLOTS> struct fixed_split {
 
 /* lo, hi: the count is known to lie in [lo, hi] (a start entry's bounds, ntg.h; 0 and SLOTS: none
  * known), so a chunk wholly below slot lo holds keys that satisfy the comparison and one wholly from
- * slot hi on keys that do not: neither is loaded, the first stands in as zeros, the second as the
- * maximum key (which satisfies "<= q" only for q = the maximum, whose count is SLOTS: no chunk lies
- * above it then). Only for the non-strict count of internal nodes. */
+ * slot hi on keys that do not: neither is loaded (count_held's below and above). */
 template <typename K, int G, int SLOTS, bool STRICT>
 __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
                                                       uint32_t group_shift, bool active = true, uint32_t lo = 0,
@@ -133,14 +136,10 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
     const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
     const uint32_t begin = lane_in_group * PER;
     const bool below = begin + PER <= lo, above = begin >= hi;
-    K part[PER];
-    const K fill = below ? (K)0 : max_key_of<K>();
-#pragma unroll
-    for (int e = 0; e < PER; e++)
-        part[e] = fill;
+    K part[PER] = {};
     if (has_chunk && !below && !above)
         load_chunk<K, PER>(node + begin, part);
-    return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
+    return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift, below, above);
 }
 
 /* A point lookup's leaf search with the leaf's values loaded beside its keys (the fixed shape, L
@@ -319,11 +318,12 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
     constexpr int PER = fixed_split<G, F>::per, CHUNKS = fixed_split<G, F>::chunks;
     const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
     const K *keys = static_cast<const K *>(v.keys);
-    uint32_t node[Q], from[Q], lo[Q], hi[Q]; /* lo, hi: the first node's bounds (start_of), then none */
+    uint32_t node[Q], from[Q];
     uint32_t level = 0xffffffffu;
 #pragma unroll
     for (int k = 0; k < Q; k++) {
-        node[k] = start_of<K>(v, q[k], &from[k], &lo[k], &hi[k], F);
+        uint32_t lo, hi; /* not used: the bounds' registers cost this kernel a third of its blocks (32 -> 48) */
+        node[k] = start_of<K>(v, q[k], &from[k], &lo, &hi, F);
         level = from[k] < level ? from[k] : level;
     }
     if constexpr (G > 1)
@@ -335,25 +335,18 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
         for (int k = 0; k < Q; k++) {
             const bool active = level >= from[k];
             first[k] = children(v, level, active ? node[k] : 0u, &last[k]);
-            /* the chunks outside the bounds stand in as group_count_fixed's do */
-            const uint32_t begin = lane_in_group * PER;
-            const bool below = begin + PER <= lo[k], above = begin >= hi[k];
-            const K fill = below ? (K)0 : max_key_of<K>();
 #pragma unroll
             for (int e = 0; e < PER; e++)
-                part[k][e] = fill;
-            if (has_chunk && active && !below && !above)
-                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + begin, part[k]);
+                part[k][e] = 0;
+            if (has_chunk && active)
+                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
         }
 #pragma unroll
         for (int k = 0; k < Q; k++) {
             const bool active = level >= from[k];
             const uint32_t j = count_held<K, G, PER, false>(part[k], has_chunk && active, q[k], group_shift);
-            if (active) {
+            if (active)
                 node[k] = first[k] + (j < last[k] ? j : last[k]);
-                lo[k] = 0;
-                hi[k] = F;
-            }
         }
     }
 #pragma unroll
