@@ -61,30 +61,13 @@ typedef struct ntg_view {
  * node order): the entry is built from the descents of the bucket's smallest and largest keys (0
  * and the largest key value for the first and last buckets), `level` is the deepest level at
  * which their paths are at most one node apart, and with two nodes apart the separator is the key
- * of their last common node that sent them to different children.
- * The entry also narrows the search of its first node (internal levels): `lo` and `hi` bound the
- * count of that node's key slots <= q (the descent's child index before its clamp, key_region.h),
- * for every q of the bucket: with one candidate, lo <= count <= hi; with two, the first node's count
- * is >= lo (q < separator) and the second's <= hi (q >= separator). They are the counts of the
- * bucket's smallest key in the first node and of its largest in the last, which bound every key
- * between because counts grow with q. So the slots below lo hold keys <= q and those from hi on
- * keys > q, and the group loads only the chunks of the node that hold slots between (a bucket of
- * half a node's key range: about half its bytes; bench/NOTES.md, "Session 23"). Entries at the leaf
- * level have lo = 0 and hi = NTG_START_NO_BOUND (no internal node to narrow). */
-#define NTG_START_TWO 0x80000000u /* `shape` bit: two candidates */
-#define NTG_START_LEVEL_MASK 0xFFu  /* `shape` bits 0-7: the level */
-#define NTG_START_LO_SHIFT 8u       /* bits 8-15: lo */
-#define NTG_START_HI_SHIFT 16u      /* bits 16-23: hi (slot counts <= 128: the largest fanout) */
-#define NTG_START_NO_BOUND 0xFFu
+ * of their last common node that sent them to different children. */
+#define NTG_START_TWO 0x80000000u /* `level` bit: two candidates */
 typedef struct ntg_start_entry {
     uint32_t node;
-    uint32_t shape;     /* level | lo << NTG_START_LO_SHIFT | hi << NTG_START_HI_SHIFT | NTG_START_TWO */
+    uint32_t level;     /* the level, | NTG_START_TWO */
     uint64_t separator; /* two candidates: node + 1 from this key on */
 } ntg_start_entry;
-
-static inline uint32_t ntg_start_level(uint32_t shape) { return shape & NTG_START_LEVEL_MASK; }
-static inline uint32_t ntg_start_lo(uint32_t shape) { return (shape >> NTG_START_LO_SHIFT) & 0xFFu; }
-static inline uint32_t ntg_start_hi(uint32_t shape) { return (shape >> NTG_START_HI_SHIFT) & 0xFFu; }
 
 /* The top cut of the first-child array, first_child[0 .. entries), covering its first `levels`
  * internal levels: the paper's "top levels in constant memory", the tree's constant-levels setting

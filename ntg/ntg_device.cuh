@@ -83,33 +83,28 @@ __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
 }
 
 /* The group's count of the node's keys that satisfy the comparison, from the PER keys a thread
- * holds (has_chunk: whether it holds any). below / above: the thread's chunk is known to hold only
- * keys that satisfy it / none that do (group_count_fixed's bounds), and was not loaded. */
+ * holds (has_chunk: whether it holds any). */
 template <typename K, int G, int PER, bool STRICT>
-__device__ __forceinline__ uint32_t count_held(const K (&part)[PER], bool has_chunk, K q, uint32_t group_shift,
-                                               bool below = false, bool above = false)
+__device__ __forceinline__ uint32_t count_held(const K (&part)[PER], bool has_chunk, K q, uint32_t group_shift)
 {
     if constexpr (G == 1) {
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
             count += STRICT ? (part[k] < q) : (part[k] <= q);
-        return below ? (uint32_t)PER : above ? 0u : count;
+        return count;
     } else if constexpr (PER <= NTG_BALLOT_COUNT_MAX) {
         const uint32_t group_bits = (G == 32 ? 0xffffffffu : ((1u << G) - 1u)) << group_shift;
-        const bool counted = has_chunk && !above;
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
-            count += __popc(__ballot_sync(0xffffffffu, counted && (below || (STRICT ? part[k] < q : part[k] <= q))) &
-                            group_bits);
+            count += __popc(__ballot_sync(0xffffffffu, has_chunk && (STRICT ? part[k] < q : part[k] <= q)) & group_bits);
         return count;
     } else { /* PER > 1: every lane of the group holds a chunk */
         uint32_t count = 0;
 #pragma unroll
         for (int k = 0; k < PER; k++)
             count += STRICT ? (part[k] < q) : (part[k] <= q);
-        count = below ? (uint32_t)PER : above ? 0u : count;
         const uint32_t group_bits = G == 32 ? 0xffffffffu : ((1u << G) - 1u);
         const uint32_t full = __popc((__ballot_sync(0xffffffffu, count == (uint32_t)PER) >> group_shift) & group_bits);
         const uint32_t partial = __shfl_sync(0xffffffffu, count, full < (uint32_t)G ? full : 0, G);
@@ -124,22 +119,16 @@ template <int G, int SLOTS> struct fixed_split {
     static_assert(SLOTS % chunks == 0, "slots split evenly");
 };
 
-/* lo, hi: the count is known to lie in [lo, hi] (a start entry's bounds, ntg.h; 0 and SLOTS: none
- * known), so a chunk wholly below slot lo holds keys that satisfy the comparison and one wholly from
- * slot hi on keys that do not: neither is loaded (count_held's below and above). */
 template <typename K, int G, int SLOTS, bool STRICT>
 __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
-                                                      uint32_t group_shift, bool active = true, uint32_t lo = 0,
-                                                      uint32_t hi = SLOTS)
+                                                      uint32_t group_shift, bool active = true)
 {
     constexpr int PER = fixed_split<G, SLOTS>::per, CHUNKS = fixed_split<G, SLOTS>::chunks;
     const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
-    const uint32_t begin = lane_in_group * PER;
-    const bool below = begin + PER <= lo, above = begin >= hi;
     K part[PER] = {};
-    if (has_chunk && !below && !above)
-        load_chunk<K, PER>(node + begin, part);
-    return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift, below, above);
+    if (has_chunk)
+        load_chunk<K, PER>(node + lane_in_group * PER, part);
+    return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
 }
 
 /* A point lookup's leaf search with the leaf's values loaded beside its keys (the fixed shape, L
@@ -178,17 +167,15 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
  * Otherwise (the range-count walk, whose loop counts differ between groups) they name the group's
  * lanes only; a mask computed per lane costs a WARPSYNC per call (bench/NOTES.md, "Defaults and
  * where they were measured"). SLOTS: the node's slot count when known at compile time (0: read
- * `slots`); the fixed shape needs WARP_UNIFORM and alone reads lo and hi (group_count_fixed; the
- * others search the whole node). active false (group-uniform): the group takes part in the warp's
- * ballots and reads nothing; its count is meaningless. */
+ * `slots`); the fixed shape needs WARP_UNIFORM. active false (group-uniform): the group takes part
+ * in the warp's ballots and reads nothing; its count is meaningless. */
 template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
-                                                uint32_t lane_in_group, uint32_t group_shift, bool active = true,
-                                                uint32_t lo = 0, uint32_t hi = SLOTS)
+                                                uint32_t lane_in_group, uint32_t group_shift, bool active = true)
 {
     if constexpr (SLOTS != 0) {
         static_assert(WARP_UNIFORM, "the fixed shape's ballots name the whole warp");
-        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active, lo, hi);
+        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active);
     }
     if (G == 1)
         return active ? count_chunk<K, STRICT>(node, slots, q) : 0u;
@@ -239,27 +226,17 @@ template <typename CUT> struct ntg_children_cut {
 
 /* Where the descent of q begins: the start table's node and level for q's bucket (ntg.h), or the
  * root without a table. One 16-byte load (the view's table: the coarse one of ≤ 1 MiB, L2-resident,
- * or the fine one of ≤ 8 MiB; ntg_policy.h), a uniform branch. *lo, *hi: the bounds of the count of
- * that node's keys <= q (ntg.h; 0 and `slots` without them). */
+ * or the fine one of ≤ 8 MiB; ntg_policy.h), a uniform branch. */
 template <typename K>
-__device__ __forceinline__ uint32_t start_of(const ntg_view &v, K q, uint32_t *level, uint32_t *lo, uint32_t *hi,
-                                             uint32_t slots)
+__device__ __forceinline__ uint32_t start_of(const ntg_view &v, K q, uint32_t *level)
 {
     *level = 0;
-    *lo = 0;
-    *hi = slots;
     if (!v.start)
         return 0;
     const uint4 e = __ldg(reinterpret_cast<const uint4 *>(v.start) + psa_bucket(&v.start_plan, (uint64_t)q));
     const uint64_t separator = (uint64_t)e.z | ((uint64_t)e.w << 32);
-    *level = e.y & NTG_START_LEVEL_MASK;
-    const bool second = (e.y & NTG_START_TWO) && (uint64_t)q >= separator;
-    const uint32_t bound_lo = (e.y >> NTG_START_LO_SHIFT) & 0xFFu, bound_hi = (e.y >> NTG_START_HI_SHIFT) & 0xFFu;
-    if (!second) /* the first candidate: its count is >= lo */
-        *lo = bound_lo;
-    if (!(e.y & NTG_START_TWO) || second) /* the last candidate: <= hi */
-        *hi = bound_hi < slots ? bound_hi : slots;
-    return e.x + (second ? 1u : 0u);
+    *level = e.y & ~NTG_START_TWO;
+    return e.x + ((e.y & NTG_START_TWO) && (uint64_t)q >= separator ? 1u : 0u);
 }
 
 /* The smallest of v over the warp (every lane calls it). */
@@ -286,8 +263,8 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
 {
     const K *keys = static_cast<const K *>(v.keys);
     const uint32_t fanout = F ? (uint32_t)F : v.fanout;
-    uint32_t from, lo, hi; /* the first node's bounds, then none (0, fanout) */
-    uint32_t node = start_of<K>(v, q, &from, &lo, &hi, fanout); /* node numbers fit 32 bits (key_region.h, LIMITS) */
+    uint32_t from;
+    uint32_t node = start_of<K>(v, q, &from); /* node numbers fit 32 bits (key_region.h, LIMITS) */
     uint32_t level = from;
     if constexpr (WARP_UNIFORM && G > 1)
         level = warp_min(from);
@@ -296,12 +273,9 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
         uint32_t last;
         const uint32_t first = children(v, level, active ? node : 0u, &last);
         const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + (uint64_t)node * fanout, fanout, q,
-                                                                      lane_in_group, group_shift, active, lo, hi);
-        if (active) {
+                                                                      lane_in_group, group_shift, active);
+        if (active)
             node = first + (j < last ? j : last);
-            lo = 0;
-            hi = fanout;
-        }
     }
     return (uint64_t)node - v.n_internal;
 }
@@ -322,8 +296,7 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
     uint32_t level = 0xffffffffu;
 #pragma unroll
     for (int k = 0; k < Q; k++) {
-        uint32_t lo, hi; /* not used: the bounds' registers cost this kernel a third of its blocks (32 -> 48) */
-        node[k] = start_of<K>(v, q[k], &from[k], &lo, &hi, F);
+        node[k] = start_of<K>(v, q[k], &from[k]);
         level = from[k] < level ? from[k] : level;
     }
     if constexpr (G > 1)

@@ -1,8 +1,7 @@
 /* ntg_start.cu — the build of the start table (ntg.h, THE START TABLE): one thread a bucket descends
  * the bucket's smallest and largest keys from the root, one thread a query and the same node
  * search as every descent (group_count, G = 1; each level's children from its closed form), and
- * keeps the deepest level at which the two paths are at most one node apart, with the counts of the
- * two keys in the nodes there (the bounds that narrow the first node's search). */
+ * keeps the deepest level at which the two paths are at most one node apart. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -49,16 +48,8 @@ __global__ void __launch_bounds__(128) start_kernel(const ntg_view v, psa_plan p
             level--;
         ntg_start_entry e;
         e.node = lo_path[level];
-        e.shape = level;
+        e.level = level;
         e.separator = 0;
-        /* the bounds of the first node's count (ntg.h): the bucket's smallest key in the first
-         * node, its largest in the last (the counts the descents of lo and hi took there) */
-        uint32_t count_lo = 0, count_hi = NTG_START_NO_BOUND;
-        if (level + 1 < v.height) {
-            count_lo = group_count<K, 1, false, false>(keys + (uint64_t)lo_path[level] * v.fanout, v.fanout, lo, 0, 0);
-            count_hi = group_count<K, 1, false, false>(keys + (uint64_t)hi_path[level] * v.fanout, v.fanout, hi, 0, 0);
-        }
-        e.shape |= count_lo << NTG_START_LO_SHIFT | count_hi << NTG_START_HI_SHIFT;
         if (hi_path[level] != lo_path[level]) {
             /* the last common node (level d) sent lo to child j and hi to child j + 1: keys from
              * its key j on take the second path */
@@ -68,7 +59,7 @@ __global__ void __launch_bounds__(128) start_kernel(const ntg_view v, psa_plan p
             uint32_t last;
             const uint32_t first = ps_level_children(&v.levels[d], lo_path[d], &last);
             e.separator = (uint64_t)__ldg(keys + (uint64_t)lo_path[d] * v.fanout + (lo_path[d + 1] - first));
-            e.shape |= NTG_START_TWO;
+            e.level |= NTG_START_TWO;
         }
         table[u] = e;
     }
@@ -79,8 +70,7 @@ __global__ void __launch_bounds__(128) start_kernel(const ntg_view v, psa_plan p
 extern "C" cudaError_t ntg_build_start_table(const ntg_view *view, const psa_plan *plan, ntg_start_entry *table,
                                              cudaStream_t stream)
 {
-    if (view->n_keys == 0 || view->height < 2 || view->height > NTG_MAX_LEVELS || plan->bits > 31 || !table ||
-        view->fanout >= NTG_START_NO_BOUND)
+    if (view->n_keys == 0 || view->height < 2 || view->height > NTG_MAX_LEVELS || plan->bits > 31 || !table)
         return cudaErrorInvalidValue;
     ntg_view v = *view;
     v.start = NULL; /* the paths from the root */
