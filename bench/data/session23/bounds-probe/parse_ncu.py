@@ -5,7 +5,7 @@ Usage: parse_ncu.py NCU_CSV PROBE_STDOUT [QUERIES_BY_INDEX as name=log2 is read 
 import csv, re, sys, collections
 
 UNITS = {'byte': 1, 'Kbyte': 1e3, 'Mbyte': 1e6, 'Gbyte': 1e9, 'Tbyte': 1e12, 'KB': 1e3, 'MB': 1e6, 'GB': 1e9,
-         'nsecond': 1e-9, 'usecond': 1e-6, 'msecond': 1e-3, 'second': 1.0, 'ns': 1e-9, 'us': 1e-6, 'ms': 1e-3,
+         'nsecond': 1e-9, 'usecond': 1e-6, 'msecond': 1e-3, 'second': 1.0, 'ns': 1e-9, 'us': 1e-6, 'ms': 1e-3, 'usecond': 1e-6,
          '%': 1.0, 'sector': 1, 'Ksector': 1e3, 'Msector': 1e6, 'Gsector': 1e9}
 
 def value(v, unit):
@@ -38,8 +38,24 @@ for g, ks in groups.items():
     name = names.get(g, str(g))
     m = re.search(r'2\^(\d+)', name.split(',', 1)[1] if ',' in name else name)
     nq = 2 ** int(m.group(1)) if m else 0
+    if 'gather' in name:  # ceiling_gather's warm-up kernel runs inside the profiled range too
+        nq *= len(ks)
     t = sum(k.get('gpu__time_duration.sum', 0) for k in ks)
     b = sum(k.get('dram__bytes_read.sum', 0) + k.get('dram__bytes_write.sum', 0) for k in ks)
     pct = sum(k.get('dram__throughput.avg.pct_of_peak_sustained_elapsed', 0) * k.get('gpu__time_duration.sum', 0) for k in ks) / t if t else 0
     short = ', '.join(re.sub(r'[<(].*', '', k['name']) + ' %.0f' % (k.get('gpu__time_duration.sum', 0) * 1e6) for k in ks)
     print(f'| {name} | {short} | {t*1e6:.1f} | {b/1e6:.1f} | {b/nq if nq else 0:.1f} | {b/t/1e9 if t else 0:.0f} | {pct:.1f} |')
+if len(sys.argv) > 3 and sys.argv[3] == '--kernels':  # each kernel of each workload
+    print()
+    for g, ks in groups.items():
+        name = names.get(g, str(g))
+        m = re.search(r'2\^(\d+)', name.split(',', 1)[1] if ',' in name else name)
+        nq = 2 ** int(m.group(1)) if m else 1
+        print(f'## {name}')
+        for k in ks:
+            t = k.get('gpu__time_duration.sum', 0)
+            b = k.get('dram__bytes_read.sum', 0) + k.get('dram__bytes_write.sum', 0)
+            short = re.sub(r'<unnamed>::|^void ', '', k['name'])
+            short = short[:short.find('(')] if '(' in short else short
+            print(f"   {short[:48]:48s} {t*1e6:9.1f} us {b/nq:7.1f} B a query {b/t/1e9 if t else 0:6.0f} GB/s "
+                  f"{k.get('dram__throughput.avg.pct_of_peak_sustained_elapsed', 0):5.1f} % of DRAM peak")
