@@ -129,10 +129,11 @@ if want phases; then
 fi
 if want versus; then
     # Harmonia's defaults against the strongest baselines on every workload of issue 11
-    # (VERSUS_ONLY picks groups: sizes,hits,queries,keys,batch,ranges)
+    # (VERSUS_ONLY picks groups: sizes,hits,queries,keys,batch,ranges; VERSUS_BATCHES the batch
+    # group's sizes as powers of two, e.g. 16,18)
     mkdir -p "$OUT/versus"
     OMP_NUM_THREADS=16 timeout ${VERSUS_TIMEOUT:-540} "$BUILD"/bench/bench_versus --out-dir "$OUT/versus" \
-        ${VERSUS_ONLY:+--only $VERSUS_ONLY} > "$OUT/versus.log" 2>&1
+        ${VERSUS_ONLY:+--only $VERSUS_ONLY} ${VERSUS_BATCHES:+--batches $VERSUS_BATCHES} > "$OUT/versus.log" 2>&1
     rc=$?
     grep -E "^(#|##)|=>|MISMATCH|ERROR" "$OUT/versus.log" | tail -80
     echo "bench_versus: exit $rc"
