@@ -497,7 +497,7 @@ static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
     ntg_small_cut small_copy;
     const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
-    const bool small = ntg_values_with_leaf((unsigned)sizeof(K) * 8u, n);
+    const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
     if (fixed && !small && q_per_group > 1 &&
         launch_lookup_multi<K, F, L>(v, small_copy, g, q_per_group, queries, positions, n, values_out, found_out,
                                      positions_out, position_base, stream))

@@ -85,21 +85,10 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 
 /* Point lookups of fewer than NTG_VALUES_WITH_LEAF_BATCH queries on the fixed shape load each leaf's
  * values beside its keys (one memory round trip less a lookup, a whole value line read instead of a
- * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). 64-bit keys
- * stop there: their value line is 128 bytes, two DRAM bursts where the sector is one, and at 2^16 and
- * 2^18 queries it cost them 8-13 % (session 23, call 1). 32-bit keys go on to
- * NTG_VALUES_WITH_LEAF_BATCH_32: their line is 64 bytes, one burst like the sector (a random load
- * costs a 64-byte burst: session 23, call 4), so the round trip comes free (to be measured: call 6). */
+ * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
 #ifndef NTG_VALUES_WITH_LEAF_BATCH
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 #endif
-#ifndef NTG_VALUES_WITH_LEAF_BATCH_32
-#define NTG_VALUES_WITH_LEAF_BATCH_32 (1u << 21)
-#endif
-static inline bool ntg_values_with_leaf(unsigned key_bits, unsigned long long n)
-{
-    return n < (key_bits == 32 ? NTG_VALUES_WITH_LEAF_BATCH_32 : NTG_VALUES_WITH_LEAF_BATCH);
-}
 
 /* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
  * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
