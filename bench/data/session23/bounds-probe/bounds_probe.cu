@@ -17,16 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/suite.h"
-
-#define CKE(x)                                                                                               \
-    do {                                                                                                     \
-        cudaError_t e_ = (x);                                                                                \
-        if (e_ != cudaSuccess) {                                                                             \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);                  \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
+#include "bench/data/session23/probe_tree.h"
 
 __global__ void marker_kernel(int *sink)
 {
@@ -93,26 +84,13 @@ int main(int argc, char **argv)
     int rc = 0, index = 0;
     for (const tree_case &c : cases) {
         const uint32_t bits = c.bits, keys_log2 = c.keys_log2;
-        const uint64_t n = 1ull << keys_log2, kb = bits / 8;
-        const uint64_t seed = 0x5eed0000ull + keys_log2 * 131 + bits + (uint64_t)KEYS_UNIFORM * 7919;
-        void *d_keys, *d_values;
-        CKE(cudaMalloc(&d_keys, n * kb));
-        CKE(cudaMalloc(&d_values, n * kb));
-        if (!gen_sorted_device(bits, KEYS_UNIFORM, n, seed, d_keys, d_values))
-            return 1;
-        std::vector<char> h_keys(n * kb), h_values(n * kb);
-        CKE(cudaMemcpy(h_keys.data(), d_keys, n * kb, cudaMemcpyDeviceToHost));
-        CKE(cudaMemcpy(h_values.data(), d_values, n * kb, cudaMemcpyDeviceToHost));
-        harmonia_build_config bc;
-        harmonia_build_config_init(&bc);
-        bc.key_bits = bits;
-        bc.input_sorted = true;
-        harmonia_tree *t = NULL;
-        if (harmonia_build(&bc, h_keys.data(), h_values.data(), n, &t) != HARMONIA_OK ||
-            harmonia_device_upload(t) != HARMONIA_OK) {
-            printf("build: %s\n", harmonia_last_error(t));
-            return 1;
-        }
+        const uint64_t kb = bits / 8;
+        probe_tree pt;
+        probe_tree_make(&pt, bits, keys_log2);
+        harmonia_tree *t = pt.t;
+        const uint64_t n = pt.n;
+        void *d_keys = pt.d_keys;
+        const std::vector<char> &h_keys = pt.h_keys, &h_values = pt.h_values;
         harmonia_tree_info info;
         harmonia_info(t, &info);
         const uint64_t tree_bytes = info.key_region_bytes + info.leaf_value_bytes;
@@ -218,9 +196,7 @@ int main(int argc, char **argv)
         cudaFree(d_v);
         cudaFree(d_f);
         cudaFree(d_pos);
-        cudaFree(d_keys);
-        cudaFree(d_values);
-        harmonia_free(t);
+        probe_tree_free(&pt);
     }
     if (!ncu) {
         const uint64_t bytes = 1ull << 30;

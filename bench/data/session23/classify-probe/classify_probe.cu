@@ -19,17 +19,8 @@
 #include <time.h>
 #include <vector>
 
-#include "bench/suite.h"
+#include "bench/data/session23/probe_tree.h"
 #include "harmonia/gpu_internal.h" /* (C++ linkage, as gpu_upload.cu defines it) */
-
-#define CKE(x)                                                                                               \
-    do {                                                                                                     \
-        cudaError_t e_ = (x);                                                                                \
-        if (e_ != cudaSuccess) {                                                                             \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);                  \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 typedef CUresult (*attributes_fn)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr);
 
@@ -43,26 +34,12 @@ static double now_us(void)
 int main(void)
 {
     const uint32_t bits = 64, keys_log2 = 26;
-    const uint64_t n = 1ull << keys_log2, kb = bits / 8;
-    const uint64_t seed = 0x5eed0000ull + keys_log2 * 131 + bits + (uint64_t)KEYS_UNIFORM * 7919;
-    void *d_keys, *d_values;
-    CKE(cudaMalloc(&d_keys, n * kb));
-    CKE(cudaMalloc(&d_values, n * kb));
-    if (!gen_sorted_device(bits, KEYS_UNIFORM, n, seed, d_keys, d_values))
-        return 1;
-    std::vector<char> h_keys(n * kb), h_values(n * kb);
-    CKE(cudaMemcpy(h_keys.data(), d_keys, n * kb, cudaMemcpyDeviceToHost));
-    CKE(cudaMemcpy(h_values.data(), d_values, n * kb, cudaMemcpyDeviceToHost));
-    harmonia_build_config bc;
-    harmonia_build_config_init(&bc);
-    bc.key_bits = bits;
-    bc.input_sorted = true;
-    harmonia_tree *t = NULL;
-    if (harmonia_build(&bc, h_keys.data(), h_values.data(), n, &t) != HARMONIA_OK ||
-        harmonia_device_upload(t) != HARMONIA_OK) {
-        printf("build: %s\n", harmonia_last_error(t));
-        return 1;
-    }
+    const uint64_t kb = bits / 8;
+    probe_tree pt;
+    probe_tree_make(&pt, bits, keys_log2);
+    harmonia_tree *t = pt.t;
+    const uint64_t n = pt.n;
+    void *d_keys = pt.d_keys;
     void *attributes = NULL;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
     CKE(cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &attributes, 12000, cudaEnableDefault, &found));
@@ -170,6 +147,6 @@ int main(void)
         cudaFree(d_v);
         cudaFree(d_f);
     }
-    harmonia_free(t);
+    probe_tree_free(&pt);
     return 0;
 }
