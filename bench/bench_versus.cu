@@ -21,10 +21,12 @@
  * its sorted array.
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
- * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--batches SIZES] [--out-dir DIR]
+ * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--batches SIZES] [--fanout F]
+ *                     [--leaf-size L] [--out-dir DIR]
  *   LIST: comma list of groups: sizes,hits,queries,keys,batch,ranges (default all).
  *   SIZES: comma list of the batch group's sizes as powers of two, 10 .. 30 (default
- *   10,14,16,18,20,22,23,24,26,30; 30 runs for 64-bit keys only). */
+ *   10,14,16,18,20,22,23,24,26,30; 30 runs for 64-bit keys only). F, L: every tree's fanout and
+ *   leaf size (harmonia_build_config; default 0, the library's), refused by the build if invalid. */
 #include <inttypes.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -48,6 +50,9 @@ struct options {
     std::vector<std::string> only;
     std::vector<uint32_t> batches = {10u, 14u, 16u, 18u, 20u, 22u, 23u, 24u, 26u, 30u}; /* log2 */
 };
+
+/* The shape of every tree built (--fanout, --leaf-size); 0 = the library's default for the width. */
+uint32_t R_shape_fanout = 0, R_shape_leaf = 0;
 
 /* A comma list of numbers (false for anything else, or one outside [lo, hi]). */
 bool parse_list(const char *text, uint32_t lo, uint32_t hi, std::vector<uint32_t> *out)
@@ -136,8 +141,10 @@ bool make_tree(tree_ctx &T, uint32_t bits, uint32_t keys_log2, key_dist dist)
     CK(cudaMemcpy(T.h_keys, T.d_keys, T.n * T.kb, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(T.h_values, T.d_values, T.n * T.kb, cudaMemcpyDeviceToHost));
     harmonia_build_config bc;
-    harmonia_build_config_init(&bc); /* the library's defaults: F, L, fill */
+    harmonia_build_config_init(&bc); /* the library's defaults: F, L, fill (unless --fanout, --leaf-size) */
     bc.key_bits = bits;
+    bc.fanout = R_shape_fanout;
+    bc.leaf_size = R_shape_leaf;
     bc.input_sorted = true;
     const double t0 = suite_now();
     if (harmonia_build(&bc, T.h_keys, T.h_values, T.n, &T.tree) != HARMONIA_OK) {
@@ -579,6 +586,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--queries-log2")) R.o.queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--out-dir")) R.o.out_dir = v, i++;
         else if (!strcmp(a, "--batches") && parse_list(v, 10, 30, &R.o.batches)) i++;
+        else if (!strcmp(a, "--fanout")) R_shape_fanout = (uint32_t)atoi(v), i++;
+        else if (!strcmp(a, "--leaf-size")) R_shape_leaf = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--only")) {
             for (const char *p = v; *p;) {
                 const char *c = strchr(p, ',');
@@ -588,7 +597,7 @@ int main(int argc, char **argv)
             i++;
         } else {
             printf("usage: bench_versus [--runs R] [--queries-log2 Q] [--only sizes,hits,queries,keys,batch,ranges] "
-                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--out-dir DIR]\n");
+                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--fanout F] [--leaf-size L] [--out-dir DIR]\n");
             return 2;
         }
     }

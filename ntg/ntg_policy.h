@@ -20,7 +20,9 @@
  * read F and L from the view. */
 #define NTG_FIXED_FANOUT_64 16
 #define NTG_FIXED_FANOUT_32 32
+#ifndef NTG_FIXED_LEAF
 #define NTG_FIXED_LEAF 16
+#endif
 /* The entries of the top cut that the fixed-shape kernels take as a parameter (ntg_kernels.cu): two
  * levels of the fixed fanouts fit (1 + F + the sentinel); a cut of more entries runs the generic
  * kernels (a small tree's third level may still fit: the switch is by entries, not levels). */
