@@ -26,7 +26,8 @@
  *   LIST: comma list of groups: sizes,hits,queries,keys,batch,ranges (default all).
  *   SIZES: comma list of the batch group's sizes as powers of two, 10 .. 30 (default
  *   10,14,16,18,20,22,23,24,26,30; 30 runs for 64-bit keys only). F, L: every tree's fanout and
- *   leaf size (harmonia_build_config; default 0, the library's), refused by the build if invalid. */
+ *   leaf size (harmonia_build_config; default the library's); one the build refuses (not 8, 16, 32,
+ *   64 or 128) fails the run's trees with the build's message. */
 #include <inttypes.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -580,14 +581,16 @@ void run_ranges(run_state &R, tree_ctx &T, uint64_t nr)
 int main(int argc, char **argv)
 {
     run_state R;
+    std::vector<uint32_t> shape;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--runs")) R.o.runs = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--queries-log2")) R.o.queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--out-dir")) R.o.out_dir = v, i++;
         else if (!strcmp(a, "--batches") && parse_list(v, 10, 30, &R.o.batches)) i++;
-        else if (!strcmp(a, "--fanout")) R_shape_fanout = (uint32_t)atoi(v), i++;
-        else if (!strcmp(a, "--leaf-size")) R_shape_leaf = (uint32_t)atoi(v), i++;
+        else if ((!strcmp(a, "--fanout") || !strcmp(a, "--leaf-size")) && parse_list(v, 2, 1024, &shape) &&
+                 shape.size() == 1)
+            (a[2] == 'f' ? R_shape_fanout : R_shape_leaf) = shape[0], i++;
         else if (!strcmp(a, "--only")) {
             for (const char *p = v; *p;) {
                 const char *c = strchr(p, ',');

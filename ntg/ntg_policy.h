@@ -87,7 +87,10 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 
 /* Point lookups of fewer than NTG_VALUES_WITH_LEAF_BATCH queries on the fixed shape load each leaf's
  * values beside its keys (one memory round trip less a lookup, a whole value line read instead of a
- * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). */
+ * sector): small batches are latency-bound (bench/NOTES.md, "The fixed-shape descent"). Not further:
+ * a random load costs a 64-byte DRAM burst, and a 64-bit leaf's value line is two, so at 2^16 and
+ * 2^18 queries it cost 64-bit lookups 8-13 % (32-bit keys, one burst either way: inside the noise;
+ * bench/NOTES.md, "Session 23"). */
 #ifndef NTG_VALUES_WITH_LEAF_BATCH
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 #endif
