@@ -52,8 +52,8 @@ struct options {
     std::vector<uint32_t> batches = {10u, 14u, 16u, 18u, 20u, 22u, 23u, 24u, 26u, 30u}; /* log2 */
 };
 
-/* The shape of every tree built (--fanout, --leaf-size); 0 = the library's default for the width. */
-uint32_t R_shape_fanout = 0, R_shape_leaf = 0;
+/* The shape of every tree make_tree builds (--fanout, --leaf-size); 0 = the library's default. */
+uint32_t tree_fanout = 0, tree_leaf_size = 0;
 
 /* A comma list of numbers (false for anything else, or one outside [lo, hi]). */
 bool parse_list(const char *text, uint32_t lo, uint32_t hi, std::vector<uint32_t> *out)
@@ -69,6 +69,16 @@ bool parse_list(const char *text, uint32_t lo, uint32_t hi, std::vector<uint32_t
             return true;
         p = end + 1;
     }
+}
+
+/* One number in [lo, hi] (false for anything else). */
+bool parse_one(const char *text, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    std::vector<uint32_t> list;
+    if (!parse_list(text, lo, hi, &list) || list.size() != 1)
+        return false;
+    *out = list[0];
+    return true;
 }
 
 bool wanted(const options &o, const char *group)
@@ -144,8 +154,8 @@ bool make_tree(tree_ctx &T, uint32_t bits, uint32_t keys_log2, key_dist dist)
     harmonia_build_config bc;
     harmonia_build_config_init(&bc); /* the library's defaults: F, L, fill (unless --fanout, --leaf-size) */
     bc.key_bits = bits;
-    bc.fanout = R_shape_fanout;
-    bc.leaf_size = R_shape_leaf;
+    bc.fanout = tree_fanout;
+    bc.leaf_size = tree_leaf_size;
     bc.input_sorted = true;
     const double t0 = suite_now();
     if (harmonia_build(&bc, T.h_keys, T.h_values, T.n, &T.tree) != HARMONIA_OK) {
@@ -581,16 +591,14 @@ void run_ranges(run_state &R, tree_ctx &T, uint64_t nr)
 int main(int argc, char **argv)
 {
     run_state R;
-    std::vector<uint32_t> shape;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--runs")) R.o.runs = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--queries-log2")) R.o.queries_log2 = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--out-dir")) R.o.out_dir = v, i++;
         else if (!strcmp(a, "--batches") && parse_list(v, 10, 30, &R.o.batches)) i++;
-        else if ((!strcmp(a, "--fanout") || !strcmp(a, "--leaf-size")) && parse_list(v, 2, 1024, &shape) &&
-                 shape.size() == 1)
-            (a[2] == 'f' ? R_shape_fanout : R_shape_leaf) = shape[0], i++;
+        else if (!strcmp(a, "--fanout") && parse_one(v, 2, 1024, &tree_fanout)) i++;
+        else if (!strcmp(a, "--leaf-size") && parse_one(v, 2, 1024, &tree_leaf_size)) i++;
         else if (!strcmp(a, "--only")) {
             for (const char *p = v; *p;) {
                 const char *c = strchr(p, ',');

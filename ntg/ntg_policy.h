@@ -20,6 +20,9 @@
  * read F and L from the view. */
 #define NTG_FIXED_FANOUT_64 16
 #define NTG_FIXED_FANOUT_32 32
+/* (The #ifndef lets an A/B build compile the kernels for another leaf size; it must then also drop
+ * gpu_query.cu's assertion that this is the library's default shape: bench/NOTES.md, "Session 23",
+ * call 9.) */
 #ifndef NTG_FIXED_LEAF
 #define NTG_FIXED_LEAF 16
 #endif

@@ -582,8 +582,8 @@ static void test_psa_large_tiles(void **state)
  * 1 into chunks"). Both widths; plans of 16 bits (8 + 8) and of 19 (9 + 10: every pass-1 bin the
  * shared arrays hold); queries spread over every bin (hits, misses, below and above the span), and
  * queries crowded into one bucket (one bin takes most chunks, the outside bin the rest); query 0 and
- * the maximum among them, and the smallest and largest keys (in query order set apart with them). Against the CPU engine in query order, unordered (every position once) and
- * for lower bounds. */
+ * the maximum among them, and the smallest and largest keys (in query order set apart with them).
+ * Against the CPU engine in query order, unordered (every position once) and for lower bounds. */
 static void test_psa_chunked(void **state)
 {
     (void)state;
@@ -606,6 +606,7 @@ static void test_psa_chunked(void **state)
         uint64_t positions[4];
         uint32_t queries[4] = {1, 2, 3, 4};
         psa_partitioned part;
+        memset(&part, 0, sizeof part);
         assert_int_equal(psa_partition(32, &edges, queries, 4, positions, 0, NULL, 0, &part, 0), cudaErrorInvalidValue);
         part.plan = edges;
         part.n = 4;
