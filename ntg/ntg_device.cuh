@@ -344,6 +344,154 @@ __device__ __forceinline__ uint64_t rank_of(const ntg_view &v, K q, uint32_t lan
     return __ldg(v.leaf_rank + leaf) + slot;
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Halves (the fixed shape, point lookups of scattered queries: ntg_kernels.cu, lookup_halves_kernel).
+ * A random load costs a 64-byte DRAM burst (bench/NOTES.md, "Session 23"), and a node or leaf of
+ * 128 bytes is two. A group that knows its node's bounds lo <= q < hi (the parent's separators on
+ * either side of q) guesses by interpolation which 64-byte half decides the count, loads that half
+ * alone, and loads the other only where the first does not decide: counting keys that satisfy the
+ * comparison (sorted slots), the lower half decides when it has a key that fails, the upper half
+ * when it has one that satisfies (for a leaf's strict count, or its first key equals q: then the
+ * slot is HALF). The result never depends on the guess; a wrong guess costs a round trip. The
+ * second load runs where any group of the warp needs it (the ballots name the whole warp).
+ * ---------------------------------------------------------------------------------------------- */
+
+/* key[s] of a node whose slots the group's lanes hold PER a lane (lane s / PER): one shuffle.
+ * Every lane of the warp calls (s group-uniform, s < the node's slots). */
+template <typename K, int PER>
+__device__ __forceinline__ K held_key(const K (&part)[PER], uint32_t s, uint32_t group_shift)
+{
+    const uint32_t element = s % PER;
+    K mine = part[0];
+#pragma unroll
+    for (int e = 1; e < PER; e++)
+        if (element == (uint32_t)e)
+            mine = part[e];
+    return __shfl_sync(0xffffffffu, mine, group_shift + s / PER);
+}
+
+/* A node (or leaf) of SLOTS slots read by halves: `upper` the half loaded first (group-uniform),
+ * `active` false: the group reads nothing. Returns the count; a[] holds the first half, b[] the
+ * other (zeros where it was not loaded), for key_at. */
+template <typename K, int G, int SLOTS> struct halves {
+    static constexpr int HALF = SLOTS / 2;
+    static constexpr int PER = fixed_split<G, HALF>::per, CHUNKS = fixed_split<G, HALF>::chunks;
+    K a[PER], b[PER];
+    bool upper;
+
+    template <bool STRICT>
+    __device__ __forceinline__ uint32_t count(const K *node, K q, bool upper_first, bool active, uint32_t lane_in_group,
+                                              uint32_t group_shift)
+    {
+        upper = upper_first;
+        const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
+#pragma unroll
+        for (int e = 0; e < PER; e++)
+            a[e] = b[e] = 0;
+        const K *first = node + (upper ? HALF : 0) + lane_in_group * PER;
+        if (has_chunk)
+            load_chunk<K, PER>(first, a);
+        const uint32_t ca = count_held<K, G, PER, STRICT>(a, has_chunk, q, group_shift);
+        /* the upper half's first key equal to q decides a strict count too (slot HALF) */
+        bool decided = upper ? ca > 0 : ca < (uint32_t)HALF;
+        if (STRICT && upper && !decided)
+            decided = __shfl_sync(0xffffffffu, a[0], group_shift) == q;
+        const bool need = active && !decided;
+        if (!__any_sync(0xffffffffu, need)) /* (warp-uniform) */
+            return upper ? (decided && ca == 0 ? (uint32_t)HALF : HALF + ca) : ca;
+        const bool has_b = has_chunk && need;
+        const K *second = node + (upper ? 0 : HALF) + lane_in_group * PER;
+        if (has_b)
+            load_chunk<K, PER>(second, b);
+        const uint32_t cb = count_held<K, G, PER, STRICT>(b, has_b, q, group_shift);
+        if (upper)
+            return need ? cb : (ca == 0 ? (uint32_t)HALF : HALF + ca);
+        return need ? HALF + cb : ca;
+    }
+
+    /* key[s] (s < SLOTS, group-uniform) from the half holding it; every lane of the warp calls. */
+    __device__ __forceinline__ K key_at(uint32_t s, uint32_t group_shift) const
+    {
+        const bool in_a = (s >= (uint32_t)HALF) == upper;
+        const uint32_t r = s % HALF;
+        const uint32_t element = r % PER;
+        K from_a = a[0], from_b = b[0];
+#pragma unroll
+        for (int e = 1; e < PER; e++)
+            if (element == (uint32_t)e) {
+                from_a = a[e];
+                from_b = b[e];
+            }
+        return __shfl_sync(0xffffffffu, in_a ? from_a : from_b, group_shift + r / PER);
+    }
+};
+
+/* Whether q lies in the upper part of [lo, hi) past `frac` of its width (float: a guess). */
+template <typename K> __device__ __forceinline__ bool past_fraction(K q, K lo, K hi, float frac)
+{
+    return (float)(q - lo) >= (float)(hi - lo) * frac;
+}
+
+/* The fixed-shape descent of a scattered query with the last internal level read by halves where
+ * every group of the warp searched the level above it (its bounds known), every other level whole.
+ * Leaf number (0-based) out, and the leaf's bounds lo <= q < hi (the loosest, 0 and the maximum,
+ * where no level above said more). */
+template <typename K, int G, int F, typename CH>
+__device__ __forceinline__ uint32_t descend_halves(const ntg_view &v, K q, uint32_t lane_in_group,
+                                                   uint32_t group_shift, CH children, K *lo_out, K *hi_out)
+{
+    constexpr int PER = fixed_split<G, F>::per, CHUNKS = fixed_split<G, F>::chunks;
+    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    const K *keys = static_cast<const K *>(v.keys);
+    uint32_t from;
+    uint32_t node = start_of<K>(v, q, &from);
+    uint32_t level = from;
+    if constexpr (G > 1)
+        level = warp_min(from);
+    K lo = 0, hi = max_key_of<K>();
+    for (; level + 1 < v.height; level++) {
+        const bool active = level >= from;
+        uint32_t last;
+        const uint32_t first = children(v, level, active ? node : 0u, &last);
+        const K *nk = keys + (uint64_t)node * F;
+        const bool near = level + 3 >= v.height; /* the bounds are wanted from here on (warp-uniform) */
+        uint32_t j;
+        K below = lo, above = hi;
+        if (level + 2 == v.height && __all_sync(0xffffffffu, level != from)) {
+            halves<K, G, F> h;
+            const float frac = ((float)halves<K, G, F>::HALF + 0.5f) / (float)(last + 1);
+            j = h.template count<false>(nk, q, past_fraction(q, lo, hi, frac), active, lane_in_group, group_shift);
+            const uint32_t jc = j < last ? j : last;
+            const K kb = h.key_at(jc > 0 ? jc - 1 : 0, group_shift), ka = h.key_at(jc < last ? jc : 0, group_shift);
+            below = jc > 0 ? kb : lo;
+            above = jc < last ? ka : hi;
+        } else {
+            K part[PER];
+#pragma unroll
+            for (int e = 0; e < PER; e++)
+                part[e] = 0;
+            if (has_chunk && active)
+                load_chunk<K, PER>(nk + lane_in_group * PER, part);
+            j = count_held<K, G, PER, false>(part, has_chunk && active, q, group_shift);
+            if (near) {
+                const uint32_t jc = j < last ? j : last;
+                const K kb = held_key<K, PER>(part, jc > 0 ? jc - 1 : 0, group_shift);
+                const K ka = held_key<K, PER>(part, jc < last ? jc : 0, group_shift);
+                below = jc > 0 ? kb : lo;
+                above = jc < last ? ka : hi;
+            }
+        }
+        if (active) {
+            node = first + (j < last ? j : last);
+            lo = below;
+            hi = above;
+        }
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+    return node - (uint32_t)v.n_internal;
+}
+
 /* The group's place in its warp. */
 struct group_place {
     uint32_t lane_in_group, group_in_warp, group_shift;
