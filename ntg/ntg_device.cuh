@@ -394,8 +394,11 @@ template <typename K, int G, int SLOTS> struct halves {
         const uint32_t ca = count_held<K, G, PER, STRICT>(a, has_chunk, q, group_shift);
         /* the upper half's first key equal to q decides a strict count too (slot HALF) */
         bool decided = upper ? ca > 0 : ca < (uint32_t)HALF;
-        if (STRICT && upper && !decided)
-            decided = __shfl_sync(0xffffffffu, a[0], group_shift) == q;
+        if constexpr (STRICT) { /* (every lane shuffles: `upper` is the group's, not the warp's) */
+            const K first_key = __shfl_sync(0xffffffffu, a[0], group_shift);
+            if (upper && !decided)
+                decided = first_key == q;
+        }
         const bool need = active && !decided;
         if (!__any_sync(0xffffffffu, need)) /* (warp-uniform) */
             return upper ? (decided && ca == 0 ? (uint32_t)HALF : HALF + ca) : ca;

@@ -163,7 +163,7 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
  * halves (ntg_device.cuh, descend_halves and halves), the value loaded once the slot is known, the
  * key at the slot from the lane holding it. Output indexing as lookup_kernel. */
 template <typename K, int G, int F, int L>
-__global__ void __launch_bounds__(NTG_BLOCK_THREADS, NTG_HALVES_MIN_BLOCKS)
+__global__ void __launch_bounds__(NTG_BLOCK_THREADS, G >= 4 ? NTG_HALVES_MIN_BLOCKS : 4)
 lookup_halves_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ ntg_small_cut cut,
                      const K *__restrict__ queries, const uint32_t *__restrict__ positions, uint64_t n,
                      K *__restrict__ values_out, uint8_t *__restrict__ found_out,

@@ -108,7 +108,7 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 #ifndef NTG_HALVES
 #define NTG_HALVES 1
 #endif
-#ifndef NTG_HALVES_MIN_BLOCKS /* blocks an SM the kernel keeps room for: 40 registers, no spills (sm_90; 7 spills) */
+#ifndef NTG_HALVES_MIN_BLOCKS /* blocks an SM the kernel keeps room for at G >= 4: 40 registers, no spills (sm_90; 7 spills; G 1-2 take 4) */
 #define NTG_HALVES_MIN_BLOCKS 6
 #endif
 #ifndef NTG_HALVES_BATCH
