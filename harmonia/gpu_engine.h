@@ -57,13 +57,6 @@ harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out);
 harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, void *entries_out, uint64_t capacity,
                                    uint64_t *count_out, psa_plan *plan_out);
 
-/* For the tests: the view of the tree's device copy and its top cut, as a query's launches take
- * them (ntg.h; the copy made and the tables built as for a query), for launching the ntg kernels
- * directly. Valid until the tree changes. */
-struct ntg_view;
-struct ntg_top_cut;
-harmonia_status hm_gpu_view(harmonia_tree *tree, struct ntg_view *view_out, struct ntg_top_cut *cut_out);
-
 /* The queries. config is resolved (never NULL); async: device arrays only, queued on
  * config->stream without waiting. positions_out NULL: results in the queries' order; else in PSA
  * order with positions. */

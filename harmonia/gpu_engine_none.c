@@ -18,12 +18,6 @@ harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, void *entries
     *count_out = 0;
     return NO_CUDA(tree);
 }
-harmonia_status hm_gpu_view(harmonia_tree *tree, struct ntg_view *view_out, struct ntg_top_cut *cut_out)
-{
-    (void)view_out;
-    (void)cut_out;
-    return NO_CUDA(tree);
-}
 harmonia_status hm_gpu_device_of(harmonia_tree *tree, int *device_out)
 {
     (void)device_out;

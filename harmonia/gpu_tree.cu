@@ -716,22 +716,6 @@ extern "C" harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, vo
     return st;
 }
 
-extern "C" harmonia_status hm_gpu_view(harmonia_tree *tree, ntg_view *view_out, ntg_top_cut *cut_out)
-{
-    hm_device_scope scope;
-    harmonia_status st = hm_gpu_enter(tree, &scope);
-    if (st != HARMONIA_OK)
-        return st;
-    const hm_gpu *g = tree->gpu;
-    const cudaError_t e = cudaStreamSynchronize(g->stream); /* the tables built */
-    if (e != cudaSuccess)
-        st = hm_gpu_fail(tree, e, "waiting for the device copy");
-    *view_out = g->view;
-    *cut_out = g->cut;
-    hm_gpu_leave(tree, &scope);
-    return st;
-}
-
 extern "C" uint64_t hm_gpu_l2_bytes(harmonia_tree *tree)
 {
     if (!hm_gpu_usable())

@@ -94,16 +94,13 @@ static inline bool ntg_valid_group_size(uint32_t g)
  * of sorted queries) and no positions_out, the result of query slot i goes to output slot
  * positions[i], restoring the original order. With positions_out, results stay in slot i and
  * positions_out[i] = position_base + (positions ? positions[i] : i). Without either, slot i. */
-/* cut: the tree's top cut (NULL or no levels: every level from its closed form). The queries are
- * taken as scattered (the caller's order): large batches of the default shape read the last
- * internal level and the leaves by halves (ntg_policy.h, NTG_HALVES). */
+/* cut: the tree's top cut (NULL or no levels: every level from its closed form). */
 cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                               const uint32_t *positions, uint64_t n, void *values_out,
                               uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
                               cudaStream_t stream);
 
-/* The same for queries grouped on their top bits (PSA's descent path: whole nodes, shared by
- * neighbours), with queries_per_group (Q) queries a group in flight at once (each level's Q node loads
+/* The same with queries_per_group (Q) queries a group in flight at once (each level's Q node loads
  * issued before any is counted): the default-shape kernels of 64-bit keys for G 2, 4, 8 and Q = 2,
  * batches of at least NTG_VALUES_WITH_LEAF_BATCH (ntg_policy.h); any other width, G, Q or batch runs
  * as Q = 1. */

@@ -158,62 +158,6 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
     }
 }
 
-/* Point lookups of scattered queries (windows searched without PSA, of at least NTG_HALVES_BATCH
- * queries) on the fixed shape: the last internal level and a leaf of more than 64 bytes read by
- * halves (ntg_device.cuh, descend_halves and halves), the value loaded once the slot is known, the
- * key at the slot from the lane holding it. Output indexing as lookup_kernel. */
-template <typename K, int G, int F, int L>
-__global__ void __launch_bounds__(NTG_BLOCK_THREADS, G >= 4 ? NTG_HALVES_MIN_BLOCKS : 4)
-lookup_halves_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ ntg_small_cut cut,
-                     const K *__restrict__ queries, const uint32_t *__restrict__ positions, uint64_t n,
-                     K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-                     uint64_t *__restrict__ positions_out, uint64_t position_base)
-{
-    const group_place p = place_of_thread<G>();
-    const uint64_t per_warp = 32 / G;
-    const K *keys = static_cast<const K *>(v.keys);
-    const K *values = static_cast<const K *>(v.leaf_values);
-    const ntg_children_cut<ntg_small_cut> children{cut};
-    for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
-        const uint64_t i = base + p.group_in_warp;
-        const bool active = i < n;
-        const K q = active ? queries[i] : queries[base];
-        K lo, hi;
-        const uint32_t leaf = descend_halves<K, G, F>(v, q, p.lane_in_group, p.group_shift, children, &lo, &hi);
-        const K *leaf_keys = keys + v.leaf_key_base + (uint64_t)leaf * L;
-        uint32_t slot;
-        K at;
-        if constexpr (L * sizeof(K) > 64) {
-            /* a bulk-built leaf's keys start at its lower bound and spread over its L slots: key
-             * HALF - 1 near (HALF - 1) / L of the width, key HALF near HALF / L */
-            halves<K, G, L> h;
-            const float frac = ((float)halves<K, G, L>::HALF - 0.5f) / (float)L;
-            slot = h.template count<true>(leaf_keys, q, past_fraction(q, lo, hi, frac), true, p.lane_in_group,
-                                          p.group_shift);
-            at = h.key_at(slot < (uint32_t)L ? slot : 0u, p.group_shift);
-        } else {
-            constexpr int PER = fixed_split<G, L>::per, CHUNKS = fixed_split<G, L>::chunks;
-            const bool has_chunk = CHUNKS == G || p.lane_in_group < (uint32_t)CHUNKS;
-            K part[PER] = {};
-            if (has_chunk)
-                load_chunk<K, PER>(leaf_keys + p.lane_in_group * PER, part);
-            slot = count_held<K, G, PER, true>(part, has_chunk, q, p.group_shift);
-            at = held_key<K, PER>(part, slot < (uint32_t)L ? slot : 0u, p.group_shift);
-        }
-        const bool found = slot < (uint32_t)L && at == q && (q != max_key_of<K>() || v.max_key_present);
-        if (active && p.lane_in_group == 0) {
-            const K value = found ? __ldg(values + (uint64_t)leaf * L + slot) : (K)0;
-            uint64_t out = i;
-            if (positions_out)
-                positions_out[i] = position_base + (positions ? positions[i] : i);
-            else if (positions)
-                out = positions[i];
-            values_out[out] = value;
-            found_out[out] = found;
-        }
-    }
-}
-
 template <typename K, int G, int F = 0, int L = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lower_bound_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
@@ -545,10 +489,9 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
     return true;
 }
 
-/* scattered: queries in the caller's order (not grouped by PSA): lookup_halves_kernel's. */
 template <typename K>
 static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, uint32_t q_per_group,
-                          bool scattered, const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
+                          const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
                           uint8_t *found_out, uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
@@ -559,14 +502,10 @@ static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
         launch_lookup_multi<K, F, L>(v, small_copy, g, q_per_group, queries, positions, n, values_out, found_out,
                                      positions_out, position_base, stream))
         return;
-    const bool by_halves = NTG_HALVES && fixed && scattered && n >= NTG_HALVES_BATCH;
     const unsigned grid = grid_for(n, g);
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
-        if (by_halves)
-            lookup_halves_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
-        else if (fixed && small)
+        if (fixed && small)
             lookup_kernel<K, G, F, L, true><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
                 *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
         else if (fixed)
@@ -600,10 +539,11 @@ static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32
     });
 }
 
-static cudaError_t lookup_any(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, uint32_t queries_per_group,
-                              bool scattered, const void *queries, const uint32_t *positions, uint64_t n,
-                              void *values_out, uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
-                              cudaStream_t stream)
+extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
+                                           uint32_t queries_per_group, const void *queries,
+                                           const uint32_t *positions, uint64_t n, void *values_out,
+                                           uint8_t *found_out, uint64_t *positions_out,
+                                           uint64_t position_base, cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
@@ -612,22 +552,12 @@ static cudaError_t lookup_any(const ntg_view *v, const ntg_top_cut *cut, uint32_
     assert_view(v);
     assert_cut(v, cut);
     if (v->key_bits == 32)
-        launch_lookup<uint32_t>(v, cut, g, queries_per_group, scattered, (const uint32_t *)queries, positions, n,
+        launch_lookup<uint32_t>(v, cut, g, queries_per_group, (const uint32_t *)queries, positions, n,
                                 (uint32_t *)values_out, found_out, positions_out, position_base, stream);
     else
-        launch_lookup<uint64_t>(v, cut, g, queries_per_group, scattered, (const uint64_t *)queries, positions, n,
+        launch_lookup<uint64_t>(v, cut, g, queries_per_group, (const uint64_t *)queries, positions, n,
                                 (uint64_t *)values_out, found_out, positions_out, position_base, stream);
     return cudaGetLastError();
-}
-
-extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
-                                           uint32_t queries_per_group, const void *queries,
-                                           const uint32_t *positions, uint64_t n, void *values_out,
-                                           uint8_t *found_out, uint64_t *positions_out,
-                                           uint64_t position_base, cudaStream_t stream)
-{
-    return lookup_any(v, cut, g, queries_per_group, false, queries, positions, n, values_out, found_out,
-                      positions_out, position_base, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const void *queries,
@@ -635,8 +565,8 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *c
                                          uint8_t *found_out, uint64_t *positions_out,
                                          uint64_t position_base, cudaStream_t stream)
 {
-    return lookup_any(v, cut, g, 1, true, queries, positions, n, values_out, found_out, positions_out,
-                      position_base, stream);
+    return ntg_launch_lookup_q(v, cut, g, 1, queries, positions, n, values_out, found_out, positions_out,
+                               position_base, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,

@@ -98,23 +98,6 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 #endif
 
-/* Point lookups of scattered queries (windows searched without PSA, in the caller's order) of at
- * least NTG_HALVES_BATCH queries on the fixed shape read the last internal level and 128-byte
- * leaves by 64-byte halves, the half picked by interpolation between the node's bounds
- * (ntg_device.cuh, descend_halves): a random load costs a 64-byte DRAM burst, and these batches
- * are bound by bursts a lookup (bench/NOTES.md, "Session 24"). Smaller batches are latency-bound
- * and L2-resident: a wrong guess's second round trip would cost them. NTG_HALVES 0: off (A/B
- * builds). */
-#ifndef NTG_HALVES
-#define NTG_HALVES 1
-#endif
-#ifndef NTG_HALVES_MIN_BLOCKS /* blocks an SM the kernel keeps room for at G >= 4: 40 registers, no spills (sm_90; 7 spills; G 1-2 take 4) */
-#define NTG_HALVES_MIN_BLOCKS 6
-#endif
-#ifndef NTG_HALVES_BATCH
-#define NTG_HALVES_BATCH (1u << 16)
-#endif
-
 /* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
  * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
  * a version where the tree is large enough to tell them apart:

@@ -1356,95 +1356,6 @@ static void test_large_uploads(void **state)
     tu_model_free(&m);
 }
 
-/* The lookups of scattered queries by halves (ntg_policy.h, NTG_HALVES; ntg_device.cuh,
- * descend_halves): the default shape, at least NTG_HALVES_BATCH queries, no PSA. The kernels are
- * launched on the tree's own view twice, from the start table (a leaf's bounds from its parent, or
- * none where the table reaches the leaf) and from the root (every level searched: the last internal
- * level by halves too), at every G, and each answer checked against the CPU engine; the same
- * queries through the grouped launch (whole nodes) as well. Every key distribution (interpolation
- * right and wrong), full and 70 % leaves, keys 0 and the maximum, the smallest and largest keys,
- * then a tree whose separators lie below their leaves' first keys (delete_every_17th). */
-static void check_view_lookups(harmonia_tree *t, uint32_t bits, const void *queries, const void *d_q, uint64_t n,
-                               const reference *ref)
-{
-    ntg_view v;
-    ntg_top_cut cut;
-    if (hm_gpu_view(t, &v, &cut) != HARMONIA_OK)
-        fail_msg("hm_gpu_view: %s", harmonia_last_error(t));
-    assert_true(ntg_fixed_shape(v.fanout, v.leaf_size, v.key_bits));
-    const size_t kb = bits / 8;
-    void *d_v = device_alloc(n * kb), *values = malloc(n * kb + 8);
-    uint8_t *d_f = device_alloc(n), *found = malloc(n + 1);
-    for (int from_root = 0; from_root < 2; from_root++) {
-        ntg_view w = v;
-        if (from_root)
-            w.start = NULL;
-        for (unsigned gi = 0; gi < 6; gi++)
-            for (int grouped = 0; grouped < 2; grouped++) {
-                const uint32_t g = group_sizes[gi];
-                if (g > v.fanout || (grouped && g != 4) || (quick() && g != 4 && g != 32))
-                    continue;
-                assert_int_equal(cudaMemset(d_v, 0xA5, n * kb), cudaSuccess);
-                assert_int_equal(cudaMemset(d_f, 0xA5, n), cudaSuccess);
-                const cudaError_t e = grouped ? ntg_launch_lookup_q(&w, &cut, g, 1, d_q, NULL, n, d_v, d_f, NULL, 0, 0)
-                                              : ntg_launch_lookup(&w, &cut, g, d_q, NULL, n, d_v, d_f, NULL, 0, 0);
-                assert_int_equal(e, cudaSuccess);
-                assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-                to_host(values, d_v, n * kb);
-                to_host(found, d_f, n);
-                for (uint64_t i = 0; i < n; i++)
-                    if (found[i] != ref->found[i] || tu_get(values, bits, i) != tu_get(ref->values, bits, i))
-                        fail_msg("lookup of %llu (G=%u from_root=%d grouped=%d): found %d value %llu, CPU %d %llu",
-                                 (unsigned long long)tu_get(queries, bits, i), g, from_root, grouped, found[i],
-                                 (unsigned long long)tu_get(values, bits, i), ref->found[i],
-                                 (unsigned long long)tu_get(ref->values, bits, i));
-            }
-    }
-    cudaFree(d_v);
-    cudaFree(d_f);
-    free(values);
-    free(found);
-}
-
-static void test_halves(void **state)
-{
-    (void)state;
-    uint64_t rng = 71;
-    for (unsigned w = 0; w < 2; w++) {
-        const uint32_t bits = w ? 64 : 32;
-        for (int dist = 0; dist < TU_DIST_COUNT; dist++) {
-            if (quick() && dist != TU_UNIFORM && dist != TU_CLUSTERED)
-                continue;
-            tu_model m;
-            tu_model_make(&m, bits, 300000, (tu_dist)dist, &rng);
-            harmonia_tree *t = build_filled(&m, HARMONIA_DEFAULT_FANOUT(bits), HARMONIA_DEFAULT_LEAF_SIZE,
-                                            dist % 2 ? 0.7 : 1.0, &rng);
-            const uint64_t n = NTG_HALVES_BATCH + 7 + tu_next(&rng) % 1000;
-            for (int round = 0; round < 2; round++) {
-                void *q = make_queries(&m, n, &rng);
-                tu_set(q, bits, 0, 0);
-                tu_set(q, bits, 1, tu_mask(bits));
-                tu_set(q, bits, 2, m.keys[0]);
-                tu_set(q, bits, 3, m.keys[m.n - 1]);
-                /* through the library (the default G, and G = 2; host and device arrays, both orders) */
-                check_lookups(t, bits, q, n, 0, 0, 0, 1, round);
-                check_lookups(t, bits, q, n, 2, 0, 0, 0, !round);
-                reference ref;
-                cpu_reference(t, bits, q, n, 0, &ref);
-                void *d_q = device_copy(q, n * (bits / 8));
-                check_view_lookups(t, bits, q, d_q, n, &ref);
-                cudaFree(d_q);
-                free_reference(&ref);
-                free(q);
-                if (round == 0)
-                    delete_every_17th(t, &m);
-            }
-            harmonia_free(t);
-            tu_model_free(&m);
-        }
-    }
-}
-
 /* In-place batches whose dirty leaves are spread thinly over the level (more runs than
  * HM_SYNC_MAX_RUNS, at most half the span): gathered into the pinned staging with their indices,
  * one DMA a chunk, put in place by a kernel (gpu_scatter.cu). A full tree of 5M 64-bit keys
@@ -1875,7 +1786,6 @@ int main(void)
         cmocka_unit_test(test_out_of_device_memory),
         cmocka_unit_test(test_large_uploads),
         cmocka_unit_test(test_scattered_in_place),
-        cmocka_unit_test(test_halves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
