@@ -327,6 +327,75 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
         leaf[k] = node[k] - (uint32_t)v.n_internal;
 }
 
+/* key[s] of a node whose slots the group's lanes hold PER a lane (lane s / PER): one shuffle.
+ * Every lane of the warp calls (s group-uniform, s < the node's slots). */
+template <typename K, int PER>
+__device__ __forceinline__ K held_key(const K (&part)[PER], uint32_t s, uint32_t group_shift)
+{
+    const uint32_t element = s % PER;
+    K mine = part[0];
+#pragma unroll
+    for (int e = 1; e < PER; e++)
+        if (element == (uint32_t)e)
+            mine = part[e];
+    return __shfl_sync(0xffffffffu, mine, group_shift + s / PER);
+}
+
+/* The fixed-shape descent of a point lookup (descend's, WARP_UNIFORM) that also prefetches into the
+ * L2 the 64-byte part of the leaf's value line that interpolation between the leaf's bounds (the
+ * parent's separators on either side of q) says holds q's value, as soon as the leaf is known: the
+ * value's load, which waits on the leaf's search, then finds it in the L2 instead of DRAM where the
+ * guess was right. A random load costs a 64-byte burst (bench/NOTES.md, "Session 23"), so the
+ * prefetch moves one burst, the one the value's load would have; a wrong guess one more. The bounds
+ * are the parent's separators key[j-1] and key[j] (read again by the prefetching lane: L1 hits); where
+ * one side is the parent's own bound (the first or last child) the guess is the line's start. Nothing here changes a
+ * result. Leaf number (0-based) out. */
+template <typename K, int G, int F, int L, typename CH>
+__device__ __forceinline__ uint32_t descend_prefetch(const ntg_view &v, K q, uint32_t lane_in_group,
+                                                     uint32_t group_shift, CH children)
+{
+    constexpr int PER = fixed_split<G, F>::per, CHUNKS = fixed_split<G, F>::chunks;
+    constexpr uint32_t LINE_SLOTS = 64 / sizeof(K); /* the values of a 64-byte burst */
+    const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
+    const K *keys = static_cast<const K *>(v.keys);
+    uint32_t from;
+    uint32_t node = start_of<K>(v, q, &from);
+    uint32_t level = from;
+    if constexpr (G > 1)
+        level = warp_min(from);
+    for (; level + 1 < v.height; level++) {
+        const bool active = level >= from;
+        uint32_t last;
+        const uint32_t first = children(v, level, active ? node : 0u, &last);
+        const K *nk = keys + (uint64_t)node * F;
+        K part[PER] = {};
+        if (has_chunk && active)
+            load_chunk<K, PER>(nk + lane_in_group * PER, part);
+        const uint32_t j = count_held<K, G, PER, false>(part, has_chunk && active, q, group_shift);
+        const uint32_t jc = j < last ? j : last;
+        if (active)
+            node = first + jc;
+        /* the leaves' parents: the separators on either side of q again from the node just read (an
+         * L1 hit), by the lane that prefetches */
+        if (level + 2 == v.height && active && lane_in_group == 0) {
+            uint32_t slot = 0;
+            if (L > (int)LINE_SLOTS && jc > 0 && jc < last) {
+                const K lo = __ldg(nk + jc - 1), hi = __ldg(nk + jc);
+                const float at = (float)(q - lo) / (float)(hi - lo) * (float)L;
+                slot = at < (float)(L - 1) ? (uint32_t)at : (uint32_t)(L - 1);
+            }
+            const K *line = static_cast<const K *>(v.leaf_values) + (uint64_t)(node - (uint32_t)v.n_internal) * L +
+                            slot / LINE_SLOTS * LINE_SLOTS;
+#if __CUDA_ARCH__ >= 900 /* exactly the 64 bytes (the bulk copy engine's prefetch) */
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], 64;" ::"l"(line) : "memory");
+#else /* the cache line */
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+#endif
+        }
+    }
+    return node - (uint32_t)v.n_internal;
+}
+
 /* Number of keys < q, and where the first key >= q sits (leaf, slot; slot may equal its count).
  * F, L: the fanout and leaf size when known at compile time (0: the view's). */
 template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0, int L = 0>
