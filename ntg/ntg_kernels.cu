@@ -57,11 +57,7 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
         const K q = active ? queries[i] : queries[base];
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         const ntg_children_cut<cut_param<F>> children{cut};
-        uint64_t leaf;
-        if constexpr (NTG_PREFETCH_VALUE && F != 0 && L != 0 && !VALUES_WITH_LEAF)
-            leaf = descend_prefetch<K, G, F, L>(v, q, p.lane_in_group, p.group_shift, children);
-        else
-            leaf = descend<K, G, true, decltype(children), F>(v, q, p.lane_in_group, p.group_shift, children);
+        const uint64_t leaf = descend<K, G, true, decltype(children), F>(v, q, p.lane_in_group, p.group_shift, children);
         const K *leaf_keys = keys + v.leaf_key_base + leaf * leaf_size;
         bool found = false;
         K value = 0;

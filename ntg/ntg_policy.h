@@ -98,15 +98,6 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 #endif
 
-/* Point lookups on the fixed shape that load the value once the slot is known (batches of
- * NTG_VALUES_WITH_LEAF_BATCH queries and more) prefetch into the L2, as soon as the leaf is known,
- * the 64-byte part of its value line that interpolation between the leaf's bounds points at
- * (ntg_device.cuh, descend_prefetch): one burst, the one the value's load would move, off the
- * lookup's chain (bench/NOTES.md, "Session 24"). 0: off (A/B builds). */
-#ifndef NTG_PREFETCH_VALUE
-#define NTG_PREFETCH_VALUE 1
-#endif
-
 /* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
  * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
  * a version where the tree is large enough to tell them apart:
