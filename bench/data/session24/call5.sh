@@ -26,14 +26,14 @@ for r in data:
     kern = re.sub(r"\(.*", "", r[k]).replace("(anonymous namespace)::", "")[:60]
     stalls = []
     for i, n in enumerate(names):
-        if "issue_stalled" in n and n.endswith("_per_warp_active.pct"):
+        if "stalled" in n and not n.endswith("_not_issued") and "not_issued" not in n:
             try:
-                stalls.append((float(r[i].replace(",", "")), n.replace("smsp__pcsamp_warps_issue_stalled_", "").replace("smsp__warp_issue_stalled_", "").replace("_per_warp_active.pct", "")))
+                stalls.append((float(r[i].replace(",", "")), n.replace("smsp__pcsamp_warps_issue_stalled_", "").replace("smsp__warp_issue_stalled_", "").replace("_per_warp_active.pct", "")[:60]))
             except ValueError:
                 pass
     stalls.sort(reverse=True)
     other = {n: r[i] for i, n in enumerate(names) if n in ("smsp__issue_active.avg.pct_of_peak_sustained_active", "smsp__warps_eligible.avg.per_cycle_active", "smsp__warps_active.avg.per_cycle_active")}
     print(kern, r[names.index("Grid Size")] if "Grid Size" in names else "", other)
-    print("   ", ", ".join(f"{n} {v:.1f}" for v, n in stalls[:8]))
+    print("   ", ", ".join(f"{n} {v:.1f}" for v, n in stalls[:10]))
 PY
 echo "# elapsed $SECONDS s"
