@@ -552,15 +552,8 @@ struct final_positions {
  * an ordered window records slots[p] = the slot and sources[p] = the item's index in the tile (what
  * the restore step reads back, coalesced), an unordered one carries the query index to
  * positions_out[slot] for pass 2, or where the slot is final, to the caller's positions (fin). */
-/* Blocks of a pass resident per SM: three where the tile's shared memory lets three fit the SM's
- * 227 KiB and the keys are read again after the grouping (PSA_PASS_RELOAD), else PSA_MIN_BLOCKS. */
-template <typename K, int ITEMS> constexpr int pass_min_blocks()
-{
-    return PSA_PASS_RELOAD && (sizeof(pass_shared<K, ITEMS>) + 1024) * 3 <= 227u * 1024u ? 3 : PSA_MIN_BLOCKS;
-}
-
 template <typename K, bool UNORDERED, int ITEMS>
-__global__ void __launch_bounds__(PSA_THREADS, (pass_min_blocks<K, ITEMS>()))
+__global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
 pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan, pass2_tiles m,
             pass1_chunks chunks, uint32_t *__restrict__ cursor, K *__restrict__ keys_out,
             uint32_t *__restrict__ slots, uint16_t *__restrict__ sources, const uint32_t *__restrict__ positions_in,
@@ -577,17 +570,15 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     /* (pass 2 of an unordered window loads its query indices in the scatter below: loaded with the
      * keys instead, they cost registers — measured with the positions written by the passes, 64-bit
      * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes") */
+    K key[ITEMS];
     bool valid[ITEMS];
     uint32_t bin[ITEMS], rank[ITEMS];
-    K key[PSA_PASS_RELOAD ? 1 : ITEMS]; /* (PSA_PASS_RELOAD: read again below, not held) */
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
         valid[k] = s < t.end;
-        const K q = valid[k] ? keys_in[s] : (K)0;
-        bin[k] = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q);
-        if (!PSA_PASS_RELOAD)
-            key[PSA_PASS_RELOAD ? 0 : k] = q;
+        key[k] = valid[k] ? keys_in[s] : (K)0;
+        bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
     }
     group_tile(bin, valid, bins, second ? UINT32_MAX : hot_bin<K>(plan), sh.counts, sh.offsets, sh.scan_temp, rank);
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
@@ -601,12 +592,9 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
 #pragma unroll
     for (int k = 0; k < ITEMS; k++)
         if (valid[k]) {
+            const uint32_t at = sh.offsets[bin[k]] + rank[k];
             const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
-            const K q = PSA_PASS_RELOAD ? keys_in[t.begin + local] : key[PSA_PASS_RELOAD ? 0 : k];
-            const uint32_t at = sh.offsets[PSA_PASS_RELOAD ? (second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q))
-                                                           : bin[k]] +
-                                rank[k];
-            sh.keys[at] = q;
+            sh.keys[at] = key[k];
             sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
         }
     __syncthreads();
@@ -747,17 +735,6 @@ template <typename F> cudaError_t allow_shared(F kernel, size_t bytes)
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
-/* A pass kernel that keeps room for three blocks an SM (pass_min_blocks) gets the largest shared
- * memory carveout, so that their tiles fit. */
-template <typename K, bool UNORDERED, int ITEMS> cudaError_t allow_pass(size_t bytes)
-{
-    cudaError_t e = allow_shared(pass_kernel<K, UNORDERED, ITEMS>, bytes);
-    if (e == cudaSuccess && pass_min_blocks<K, ITEMS>() > 2)
-        e = cudaFuncSetAttribute(pass_kernel<K, UNORDERED, ITEMS>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                 (int)cudaSharedmemCarveoutMaxShared);
-    return e;
-}
-
 struct parts {
     char *ws;
     layout l;
@@ -805,8 +782,8 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const uint32_t fine_bytes = psa_fine_bytes(key_bits_of<K>(), plan.bits2);
     void *fine = fine_bytes ? (void *)sources2 : NULL;
     cudaError_t e;
-    if ((e = allow_pass<K, false, ITEMS>(pass_bytes)) != cudaSuccess ||
-        (e = allow_pass<K, true, ITEMS>(pass_bytes)) != cudaSuccess)
+    if ((e = allow_shared(pass_kernel<K, false, ITEMS>, pass_bytes)) != cudaSuccess ||
+        (e = allow_shared(pass_kernel<K, true, ITEMS>, pass_bytes)) != cudaSuccess)
         return e;
 
     if (m.chunk_of) { /* pass 1 into chunks: no count; the chunk state starts at zero */

@@ -83,14 +83,6 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #ifndef PSA_MIN_BLOCKS
 #define PSA_MIN_BLOCKS 2
 #endif
-/* 1: a partition pass reads its tile's keys again after grouping them (L1/L2 hits) instead of
- * holding them in registers through the grouping, and its kernels whose tile leaves room keep
- * three blocks an SM instead of PSA_MIN_BLOCKS (psa_partition.cu, pass_min_blocks): ncu had the
- * passes at 64 registers, 2 blocks of 512 threads an SM (48.5 % occupancy), bound by the time a tile
- * takes rather than by bytes (bench/NOTES.md, "Session 24"). 0: off (A/B builds). */
-#ifndef PSA_PASS_RELOAD
-#define PSA_PASS_RELOAD 1
-#endif
 /* The same for a restore step (36 to 72 KiB of shared memory a block). */
 #ifndef PSA_RESTORE_MIN_BLOCKS
 #define PSA_RESTORE_MIN_BLOCKS 3
