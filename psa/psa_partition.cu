@@ -545,35 +545,6 @@ struct final_positions {
     bool in_span_final;
 };
 
-/* Asks the L2 for the keys of tile `id` (a tile a later block will take: the passes are bound by the
- * chain of a tile — its keys' load, the grouping, the reservations, the scatter — not by bytes,
- * bench/NOTES.md "Session 24"), so that its first load finds them there. A hint (the bulk copy
- * engine's prefetch, sm_90; nothing before it): the 16-byte-aligned part of the tile's keys. */
-template <typename K>
-__device__ __forceinline__ void prefetch_tile(bool second, const K *keys_in, uint32_t n, const pass2_tiles &m,
-                                              uint32_t tile, uint32_t id)
-{
-#if __CUDA_ARCH__ >= 900
-    uint64_t begin, end;
-    if (second) {
-        const tile_place t = pass2_tile(m, tile, id);
-        begin = t.begin;
-        end = t.end;
-    } else {
-        begin = (uint64_t)id * tile;
-        end = begin + tile < n ? begin + tile : n;
-    }
-    if (begin >= end)
-        return;
-    const uintptr_t from = ((uintptr_t)(keys_in + begin) + 15u) & ~(uintptr_t)15u;
-    const uintptr_t to = (uintptr_t)(keys_in + end) & ~(uintptr_t)15u;
-    if (to > from)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(from), "r"((uint32_t)(to - from)) : "memory");
-#else
-    (void)second, (void)keys_in, (void)n, (void)m, (void)tile, (void)id;
-#endif
-}
-
 /* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
  * one coarse bin. Each item gets slot base[bin] + rank, one global atomic add per non-empty bin
  * reserving the tile's run. The tile leaves grouped by bin through shared memory, so each bin's run
@@ -594,8 +565,6 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     const tile_place t = block_tile(second, n, m, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
-    if (PSA_PREFETCH_AHEAD && threadIdx.x == 0)
-        prefetch_tile(second, keys_in, n, m, PSA_THREADS * ITEMS, blockIdx.x + PSA_PREFETCH_AHEAD);
     const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
     uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
     /* (pass 2 of an unordered window loads its query indices in the scatter below: loaded with the

@@ -83,12 +83,6 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #ifndef PSA_MIN_BLOCKS
 #define PSA_MIN_BLOCKS 2
 #endif
-/* A partition pass block asks the L2 for the keys of the tile PSA_PREFETCH_AHEAD blocks after its own
- * (about the blocks resident at once: 2 an SM of the H100's 132), which a later block will load first
- * thing (psa_partition.cu, prefetch_tile). 0: off. */
-#ifndef PSA_PREFETCH_AHEAD
-#define PSA_PREFETCH_AHEAD 264
-#endif
 /* The same for a restore step (36 to 72 KiB of shared memory a block). */
 #ifndef PSA_RESTORE_MIN_BLOCKS
 #define PSA_RESTORE_MIN_BLOCKS 3
