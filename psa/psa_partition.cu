@@ -175,26 +175,41 @@ struct pass2_tiles {
     uint32_t max_j, bins1;
 };
 
+/* Tile `id` of pass 2 (empty past the last), found by the 32 lanes of one warp together, converged
+ * (every lane returns it): the last coarse bin c with tile_start[c] <= id in two rounds of loads —
+ * a ballot over every step-th bin, then over the step bins of the segment it names — and c's items
+ * in a third. One thread's binary search took log2(bins1) dependent loads while the block waited at
+ * its barrier (bench/NOTES.md, "Session 25": 15 % of pass 2's stall samples). tile_start is
+ * non-decreasing with tile_start[0] = 0, so "tile_start[c] <= id" holds for a prefix of the bins. */
+static_assert(PSA_MAX_BINS1 - 1 <= 32 * 32, "pass2_tile's two ballots cover every pass-1 bin");
 __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t tile, uint32_t id)
 {
     tile_place t = {0, 0, 0};
-    if (id >= m.tile_start[m.bins1])
-        return t;
-    uint32_t lo = 0, hi = m.bins1; /* the last bin c with tile_start[c] <= id */
-    while (hi - lo > 1) {
-        const uint32_t mid = (lo + hi) / 2;
-        if (m.tile_start[mid] <= id)
-            lo = mid;
-        else
-            hi = mid;
+    const uint32_t lane = threadIdx.x & 31u, bins = m.bins1; /* a power of two, at most 2^PSA_MAX_PASS1_BITS */
+    const uint32_t step = bins > 32u ? bins / 32u : 1u;
+    const uint32_t total = m.tile_start[bins];
+    const uint32_t probe = lane * step;
+    const uint32_t v1 = probe < bins ? m.tile_start[probe] : UINT32_MAX;
+    if (id >= total)
+        return t; /* (warp-uniform) */
+    const unsigned le1 = __ballot_sync(0xffffffffu, v1 <= id); /* bit 0 set: tile_start[0] = 0 */
+    const uint32_t seg_lane = 31u - (uint32_t)__clz((int)le1);
+    uint32_t c = seg_lane, start = __shfl_sync(0xffffffffu, v1, (int)seg_lane);
+    if (step > 1u) { /* (warp-uniform) */
+        const uint32_t first = seg_lane * step;
+        const uint32_t v2 = lane < step ? m.tile_start[first + lane] : UINT32_MAX;
+        const unsigned le2 = __ballot_sync(0xffffffffu, v2 <= id); /* bit 0 set: v1 of seg_lane */
+        const uint32_t at = 31u - (uint32_t)__clz((int)le2);
+        c = first + at;
+        start = __shfl_sync(0xffffffffu, v2, (int)at);
     }
-    t.coarse = lo;
-    const uint32_t j = id - m.tile_start[lo];
-    t.begin = m.offsets1[lo] + j * tile;
-    const uint32_t bin_end = m.offsets1[lo + 1];
+    t.coarse = c;
+    const uint32_t j = id - start;
+    const uint32_t bin_begin = m.offsets1[c], bin_end = m.offsets1[c + 1];
+    const uint32_t chunk = m.chunk_of ? m.chunk_of[(size_t)c * m.max_j + j] - 1u : 0u;
+    t.begin = bin_begin + j * tile;
     t.end = bin_end - t.begin < tile ? bin_end : t.begin + tile;
     if (m.chunk_of) { /* the same items, in their chunk */
-        const uint32_t chunk = m.chunk_of[(size_t)lo * m.max_j + j] - 1u;
         t.end = chunk * tile + (t.end - t.begin);
         t.begin = chunk * tile;
     }
@@ -205,15 +220,15 @@ __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t 
 __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile,
                                                  tile_place *shared_place)
 {
-    if (threadIdx.x == 0) {
-        if (second) {
-            *shared_place = pass2_tile(m, tile, blockIdx.x);
-        } else {
-            const uint64_t begin = (uint64_t)blockIdx.x * tile;
-            shared_place->begin = (uint32_t)begin;
-            shared_place->end = (uint32_t)(n - begin < tile ? n : begin + tile);
-            shared_place->coarse = 0;
-        }
+    if (second && threadIdx.x < 32) { /* the first warp, converged */
+        const tile_place p = pass2_tile(m, tile, blockIdx.x);
+        if (threadIdx.x == 0)
+            *shared_place = p;
+    } else if (!second && threadIdx.x == 0) {
+        const uint64_t begin = (uint64_t)blockIdx.x * tile;
+        shared_place->begin = (uint32_t)begin;
+        shared_place->end = (uint32_t)(n - begin < tile ? n : begin + tile);
+        shared_place->coarse = 0;
     }
     __syncthreads();
     return *shared_place;
@@ -482,8 +497,11 @@ __global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__re
     uint32_t coarse = UINT32_MAX; /* block-uniform: the coarse bin whose counts the block holds */
     for (uint32_t k = 0; k < HIST2_TILES; k++) {
         __syncthreads(); /* every thread has read the previous place */
-        if (threadIdx.x == 0)
-            place = pass2_tile(m, tile, blockIdx.x * HIST2_TILES + k);
+        if (threadIdx.x < 32) { /* the first warp, converged */
+            const tile_place p = pass2_tile(m, tile, blockIdx.x * HIST2_TILES + k);
+            if (threadIdx.x == 0)
+                place = p;
+        }
         __syncthreads();
         const tile_place t = place;
         if (t.begin == t.end)
@@ -573,13 +591,19 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     K key[ITEMS];
     bool valid[ITEMS];
     uint32_t bin[ITEMS], rank[ITEMS];
+    /* every load of the tile issued before any key is used: an invalid item (past the end of a
+     * partial tile) loads the tile's first key, so that no load sits in a branch — loads in
+     * branches, each used by its bin before the next was issued, made a thread's ITEMS loads ITEMS
+     * round trips one after another (bench/NOTES.md, "Session 25": 38 % of pass 1's stall samples) */
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
         valid[k] = s < t.end;
-        key[k] = valid[k] ? keys_in[s] : (K)0;
-        bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
+        key[k] = keys_in[valid[k] ? s : t.begin];
     }
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++)
+        bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
     group_tile(bin, valid, bins, second ? UINT32_MAX : hot_bin<K>(plan), sh.counts, sh.offsets, sh.scan_temp, rank);
     for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
         if (sh.counts[b]) {
