@@ -90,33 +90,17 @@ __device__ __forceinline__ void stage_and_search(const ntg_view &v, const K (&q)
     const uint32_t per_vec = 16 / sizeof(K), vecs_per_row = L / per_vec;
     const uint32_t row_shift = __ffs(vecs_per_row) - 1;
     const uint4 *src = reinterpret_cast<const uint4 *>(leaf_level + (uint64_t)l0 * L);
-    /* NTG_PS_STAGE_BATCH vectors a thread in flight at once, every load of a batch issued before
-     * any is stored (a vector past the end loads the batch's first again): the loop of one vector
-     * an iteration, which the compiler unrolled unevenly, took up to three dependent round trips
-     * to stage four vectors a thread (bench/NOTES.md, "Session 25") */
-    const uint32_t vecs = rows * vecs_per_row;
-    for (uint32_t x0 = threadIdx.x; x0 < vecs; x0 += NTG_PS_STAGE_BATCH * NTG_PS_THREADS) {
-        uint4 word[NTG_PS_STAGE_BATCH];
+    for (uint32_t x = threadIdx.x; x < rows * vecs_per_row; x += NTG_PS_THREADS) {
+        const uint32_t r = x >> row_shift, col = x & (vecs_per_row - 1);
+        const uint4 word = __ldg(src + x);
+        K part[16 / sizeof(K)];
+        memcpy(part, &word, 16);
+        K *dst = stage + r * row + col * per_vec;
 #pragma unroll
-        for (int u = 0; u < NTG_PS_STAGE_BATCH; u++) {
-            const uint32_t x = x0 + (uint32_t)u * NTG_PS_THREADS;
-            word[u] = __ldg(src + (x < vecs ? x : x0));
-        }
-#pragma unroll
-        for (int u = 0; u < NTG_PS_STAGE_BATCH; u++) {
-            const uint32_t x = x0 + (uint32_t)u * NTG_PS_THREADS;
-            if (x >= vecs)
-                break;
-            const uint32_t r = x >> row_shift, col = x & (vecs_per_row - 1);
-            K part[16 / sizeof(K)];
-            memcpy(part, &word[u], 16);
-            K *dst = stage + r * row + col * per_vec;
-#pragma unroll
-            for (int e = 0; e < (int)(16 / sizeof(K)); e++)
-                dst[e] = part[e];
-            if (col == 0)
-                firsts[r] = part[0];
-        }
+        for (int e = 0; e < (int)(16 / sizeof(K)); e++)
+            dst[e] = part[e];
+        if (col == 0)
+            firsts[r] = part[0];
     }
     __syncthreads();
 #define PS_MINE(k) (ALL || ((uint32_t)(k) >= k0 && (uint32_t)(k) < k1))

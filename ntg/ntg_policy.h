@@ -177,11 +177,6 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
 #define NTG_PS_SPARSE_ITEMS 2
 #define NTG_PS_DENSE_TILE_SPAN 3
 #define NTG_PS_STAGE_BYTES (36u * 1024u)
-/* Vectors of 16 bytes a thread loads at once while staging leaves (all loads of a batch before any
- * store; bench/NOTES.md, "Session 25"). (The #ifndef lets an A/B build change it.) */
-#ifndef NTG_PS_STAGE_BATCH
-#define NTG_PS_STAGE_BATCH 4
-#endif
 /* A dense window's tile that does not fit at once is searched in chunks, each staged only where it
  * has at least this many queries for each leaf it would stage, else descending (a sparse window's
  * chunks are staged wherever they fit). Measured on the H100 (bench/NOTES.md, "Zipf queries of

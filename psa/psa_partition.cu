@@ -590,10 +590,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
      * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes") */
     K key[ITEMS];
     bool valid[ITEMS];
-    uint32_t bin[ITEMS], rank[ITEMS], pos[ITEMS];
-    /* pass 2 of an unordered window of 64-bit keys loads its query indices with the keys (A/B:
-     * PSA_POSITIONS_EARLY, psa_policy.h) */
-    constexpr bool early = UNORDERED && PSA_POSITIONS_EARLY && sizeof(K) == 8;
+    uint32_t bin[ITEMS], rank[ITEMS];
     /* every load of the tile issued before any key is used: an invalid item (past the end of a
      * partial tile) loads the tile's first key, so that no load sits in a branch — loads in
      * branches, each used by its bin before the next was issued, made a thread's ITEMS loads ITEMS
@@ -603,8 +600,6 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
         valid[k] = s < t.end;
         key[k] = keys_in[valid[k] ? s : t.begin];
-        if (early)
-            pos[k] = second ? positions_in[valid[k] ? s : t.begin] : s;
     }
 #pragma unroll
     for (int k = 0; k < ITEMS; k++)
@@ -624,19 +619,11 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
             const uint32_t at = sh.offsets[bin[k]] + rank[k];
             const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
             sh.keys[at] = key[k];
-            sh.source[at] = early ? pos[k] : UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
+            sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
         }
     __syncthreads();
     const uint32_t count = t.end - t.begin;
-    /* the write-out, unrolled over a thread's items (PSA_WRITE_UNROLLED, psa_policy.h): each item's
-     * chain of shared-memory reads (key, then its bin's offset, count and base) overlaps the next
-     * ones' instead of running one after another */
-    constexpr int write_unroll = PSA_WRITE_UNROLLED ? ITEMS : 1;
-#pragma unroll(write_unroll)
-    for (int k = 0; k < ITEMS; k++) {
-        const uint32_t at = (uint32_t)k * PSA_THREADS + threadIdx.x;
-        if (at >= count)
-            break;
+    for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
         const K q = sh.keys[at];
         uint32_t fine = 0;
         const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q, &fine);

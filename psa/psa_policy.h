@@ -78,17 +78,6 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #ifndef PSA_RANK_AGGREGATE_32
 #define PSA_RANK_AGGREGATE_32 0
 #endif
-/* Pass 2 of an unordered window of 64-bit keys: 1 loads each item's query index with its key, 0
- * in the scatter into shared memory (bench/NOTES.md, "Session 25"). (The #ifndef lets an A/B build
- * change it.) */
-#ifndef PSA_POSITIONS_EARLY
-#define PSA_POSITIONS_EARLY 0
-#endif
-/* A partition pass writes its tile out with the loop over a thread's items unrolled (1) or one
- * item an iteration (0) (bench/NOTES.md, "Session 25"). (The #ifndef lets an A/B build change it.) */
-#ifndef PSA_WRITE_UNROLLED
-#define PSA_WRITE_UNROLLED 1
-#endif
 /* Blocks of a partition pass or restore step resident per SM (their register budget follows; their
  * tile in shared memory takes 60 to 104 KiB). */
 #ifndef PSA_MIN_BLOCKS
