@@ -40,25 +40,12 @@ namespace {
  * pass-1 slot) carries the fine bins from pass 1 to pass 2's count first (psa_fine_bytes). */
 struct layout {
     size_t keys1, keys2, slots1, slots2, sources1, sources2, found_tmp, hist1, offsets1, cursor1, tile_start, hist2, cursor2,
-        places, scan_temp, scan_bytes, total;
+        scan_temp, scan_bytes, total;
     /* pass 1 into chunks (windows of PSA_CHUNKED_MIN_WINDOW or more; zero otherwise): the chunks'
      * slack of every array indexed by pass-1 slot, the chunks of a bin at most (max_j), and where
      * the chunk state (chunks taken, each bin's items, each bin's chunk table) is */
     size_t slack, max_j, chunk_state;
 };
-
-/* A tile of a pass: items begin .. end - 1 (empty: begin == end). */
-struct tile_place {
-    uint32_t begin, end;
-    uint32_t coarse; /* pass 2: the tiles' coarse bin */
-};
-
-/* Pass 2's tiles of a window of n queries, at most (empty ones included): every coarse bin's items
- * cut in tiles, at most one partial tile a bin. */
-static uint32_t pass2_tile_bound(uint32_t n, uint32_t tile, uint32_t bins1)
-{
-    return (uint32_t)(((uint64_t)n + tile - 1) / tile) + bins1;
-}
 
 /* The chunk state's words: chunks taken, then each pass-1 bin's items (2^PSA_MAX_PASS1_BITS + 1),
  * then the bins' chunk tables (max_j words a bin). */
@@ -116,8 +103,6 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     l->tile_start = at, at = psa_align_up(at + (PSA_MAX_BINS + 1) * 4);
     l->hist2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->cursor2 = at, at = psa_align_up(at + (buckets + 1) * 4);
-    l->places = at, at = psa_align_up(at + (size_t)pass2_tile_bound(capacity, (uint32_t)tile, 1u << PSA_MAX_PASS1_BITS) *
-                                               sizeof(tile_place));
     l->scan_bytes = 0;
     cudaError_t e = bucket_scan_bytes(&l->scan_bytes); /* the scan of buckets + 1 counts */
     l->scan_temp = at, at = psa_align_up(at + l->scan_bytes);
@@ -173,6 +158,10 @@ template <typename K> __device__ __forceinline__ uint32_t fine_bin(const psa_pla
  * of that many items (tile_start numbers each bin's
  * tiles), so a pass-2 tile's items share one coarse bin.
  * ---------------------------------------------------------------------------------------------- */
+struct tile_place {
+    uint32_t begin, end;
+    uint32_t coarse; /* pass 2: the tiles' coarse bin */
+};
 
 /* Where pass 2's tiles are: coarse bin c has items offsets1[c] .. offsets1[c + 1] (counted, or
  * after a chunked pass 1 counted by it) cut in tiles numbered from tile_start[c], in bin order (the
@@ -184,10 +173,6 @@ struct pass2_tiles {
     const uint32_t *tile_start, *offsets1;
     const uint32_t *chunk_of;
     uint32_t max_j, bins1;
-    /* every tile's place, numbered as above (places_kernel, once the bins are counted): tiles
-     * 0 .. n_places - 1, empty past the last non-empty one */
-    const struct tile_place *places;
-    uint32_t n_places;
 };
 
 /* Tile `id` of pass 2 (empty past the last), found by the 32 lanes of one warp together, converged
@@ -231,46 +216,20 @@ __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t 
     return t;
 }
 
-/* places[id] = pass 2's tile id, one warp a tile, for ids 0 .. count - 1 (the launch's bound on
- * pass 2's tiles): the kernels that walk pass 2's tiles then find one with a single load that no
- * other depends on (bench/NOTES.md, "Session 25"). */
-#define PLACES_THREADS 256
-__global__ void __launch_bounds__(PLACES_THREADS) places_kernel(pass2_tiles m, uint32_t tile, uint32_t count,
-                                                                tile_place *__restrict__ places)
-{
-    const uint32_t id = (uint32_t)(((uint64_t)blockIdx.x * PLACES_THREADS + threadIdx.x) / 32u);
-    if (id >= count) /* (warp-uniform: PLACES_THREADS is whole warps) */
-        return;
-    const tile_place t = pass2_tile(m, tile, id);
-    if ((threadIdx.x & 31u) == 0)
-        places[id] = t;
-}
-
-/* Tile `id` of a pass (every thread of the block asks for the same one): pass 1's from its number,
- * pass 2's from the places table. */
-__device__ __forceinline__ tile_place tile_at(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile, uint32_t id)
-{
-    tile_place t = {0, 0, 0};
-    if (second) {
-        if (id < m.n_places)
-            t = m.places[id];
-    } else {
-        const uint64_t begin = (uint64_t)id * tile;
-        if (begin < n) {
-            t.begin = (uint32_t)begin;
-            t.end = (uint32_t)(n - begin < tile ? n : begin + tile);
-        }
-    }
-    return t;
-}
-
-/* The tile of this block, broadcast through shared memory (block-uniform); ends with the block
- * synchronised. */
+/* The tile of this block, broadcast through shared memory (block-uniform). */
 __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile,
                                                  tile_place *shared_place)
 {
-    if (threadIdx.x == 0)
-        *shared_place = tile_at(second, n, m, tile, blockIdx.x);
+    if (second && threadIdx.x < 32) { /* the first warp, converged */
+        const tile_place p = pass2_tile(m, tile, blockIdx.x);
+        if (threadIdx.x == 0)
+            *shared_place = p;
+    } else if (!second && threadIdx.x == 0) {
+        const uint64_t begin = (uint64_t)blockIdx.x * tile;
+        shared_place->begin = (uint32_t)begin;
+        shared_place->end = (uint32_t)(n - begin < tile ? n : begin + tile);
+        shared_place->coarse = 0;
+    }
     __syncthreads();
     return *shared_place;
 }
@@ -538,8 +497,11 @@ __global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__re
     uint32_t coarse = UINT32_MAX; /* block-uniform: the coarse bin whose counts the block holds */
     for (uint32_t k = 0; k < HIST2_TILES; k++) {
         __syncthreads(); /* every thread has read the previous place */
-        if (threadIdx.x == 0)
-            place = tile_at(true, 0, m, tile, blockIdx.x * HIST2_TILES + k);
+        if (threadIdx.x < 32) { /* the first warp, converged */
+            const tile_place p = pass2_tile(m, tile, blockIdx.x * HIST2_TILES + k);
+            if (threadIdx.x == 0)
+                place = p;
+        }
         __syncthreads();
         const tile_place t = place;
         if (t.begin == t.end)
@@ -601,31 +563,13 @@ struct final_positions {
     bool in_span_final;
 };
 
-/* A partition pass. Each block takes tiles blockIdx.x, + gridDim.x, .. (the grid is the blocks
- * resident at once, pass_grid) until one is empty; pass 1 reads the queries in query order, pass 2
- * the keys of one coarse bin a tile. Each item gets slot base[bin] + rank, one global atomic add per
- * non-empty bin reserving the tile's run. The tile leaves grouped by bin through shared memory, so
- * each bin's run is written whole: keys_out[slot] = key, and for each grouped position p of the
- * tile (t.begin + p) an ordered window records slots[p] = the slot and sources[p] = the item's
- * index in the tile (what the restore step reads back, coalesced), an unordered one carries the
- * query index to positions_out[slot] for pass 2, or where the slot is final, to the caller's
- * positions (fin). The next tile's keys are loaded while this one is written out, and the place of
- * the tile after it while this one is ranked: a tile no longer waits on its loads (bench/NOTES.md,
- * "Session 25": 16-18 % of the passes' stall samples, and 9 % for pass 2's place). */
-template <typename K, int ITEMS>
-__device__ __forceinline__ void load_tile(const K *__restrict__ keys_in, const tile_place &t, K (&key)[ITEMS])
-{
-    /* every load issued before any key is used: an item past the end of a partial tile loads the
-     * tile's first key, so that no load sits in a branch — loads in branches, each used by its bin
-     * before the next was issued, made a thread's ITEMS loads ITEMS round trips one after another
-     * (bench/NOTES.md, "Session 25": 38 % of pass 1's stall samples) */
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++) {
-        const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
-        key[k] = keys_in[s < t.end ? s : t.begin];
-    }
-}
-
+/* A partition pass over one tile. Pass 1 reads the queries in query order; pass 2 reads the keys of
+ * one coarse bin. Each item gets slot base[bin] + rank, one global atomic add per non-empty bin
+ * reserving the tile's run. The tile leaves grouped by bin through shared memory, so each bin's run
+ * is written whole: keys_out[slot] = key, and for each grouped position p of the tile (t.begin + p)
+ * an ordered window records slots[p] = the slot and sources[p] = the item's index in the tile (what
+ * the restore step reads back, coalesced), an unordered one carries the query index to
+ * positions_out[slot] for pass 2, or where the slot is final, to the caller's positions (fin). */
 template <typename K, bool UNORDERED, int ITEMS>
 __global__ void __launch_bounds__(PSA_THREADS, PSA_MIN_BLOCKS)
 pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan plan, pass2_tiles m,
@@ -636,84 +580,77 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     pass_shared<K, ITEMS> &sh = *reinterpret_cast<pass_shared<K, ITEMS> *>(shared_bytes);
-    constexpr uint32_t tile = PSA_THREADS * ITEMS;
+    const tile_place t = block_tile(second, n, m, PSA_THREADS * ITEMS, &sh.place);
+    if (t.begin == t.end)
+        return; /* block-uniform */
     const uint32_t bins = second ? 1u << plan.bits2 : (1u << plan.bits1) + 1;
-    const uint32_t hot = second ? UINT32_MAX : hot_bin<K>(plan);
-    /* (every thread finds the same places: block-uniform) */
-    tile_place t = tile_at(second, n, m, tile, blockIdx.x);
-    tile_place after = tile_at(second, n, m, tile, blockIdx.x + gridDim.x); /* the next tile's */
+    uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
     /* (pass 2 of an unordered window loads its query indices in the scatter below: loaded with the
      * keys instead, they cost registers — measured with the positions written by the passes, 64-bit
-     * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes";
-     * again in session 25, call 3: −3 to −8 %) */
+     * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes") */
     K key[ITEMS];
-    if (t.begin != t.end)
-        load_tile<K, ITEMS>(keys_in, t, key);
-    for (uint32_t id = blockIdx.x; t.begin != t.end; id += gridDim.x) {
-        const tile_place next = after;
-        /* the place of the tile after the next one, for the next round (pass 2: one load, used then) */
-        after = tile_at(second, n, m, tile, id + 2 * gridDim.x);
-        uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
-        bool valid[ITEMS];
-        uint32_t bin[ITEMS], rank[ITEMS];
+    bool valid[ITEMS];
+    uint32_t bin[ITEMS], rank[ITEMS];
+    /* every load of the tile issued before any key is used: an invalid item (past the end of a
+     * partial tile) loads the tile's first key, so that no load sits in a branch — loads in
+     * branches, each used by its bin before the next was issued, made a thread's ITEMS loads ITEMS
+     * round trips one after another (bench/NOTES.md, "Session 25": 38 % of pass 1's stall samples) */
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            valid[k] = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x < t.end;
-            bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
-        }
-        group_tile(bin, valid, bins, hot, sh.counts, sh.offsets, sh.scan_temp, rank);
-        for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
-            if (sh.counts[b]) {
-                if (!second && chunks.taken)
-                    reserve_chunked(chunks, b, sh.counts[b], 1u << plan.bits1, tile, &sh.base[b], &sh.counts[b],
-                                    &sh.base2[b]);
-                else
-                    sh.base[b] = atomicAdd(&bin_cursor[b], sh.counts[b]);
-            }
+    for (int k = 0; k < ITEMS; k++) {
+        const uint32_t s = t.begin + (uint32_t)k * PSA_THREADS + threadIdx.x;
+        valid[k] = s < t.end;
+        key[k] = keys_in[valid[k] ? s : t.begin];
+    }
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++)
-            if (valid[k]) {
-                const uint32_t at = sh.offsets[bin[k]] + rank[k];
-                const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
-                sh.keys[at] = key[k];
-                sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
-            }
-        __syncthreads();
-        /* the next tile's keys, in flight while this one is written out */
-        if (next.begin != next.end)
-            load_tile<K, ITEMS>(keys_in, next, key);
-        const uint32_t count = t.end - t.begin;
-        for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
-            const K q = sh.keys[at];
-            uint32_t fine = 0;
-            const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q, &fine);
-            const uint32_t r = at - sh.offsets[b], first = sh.counts[b];
-            const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
-            const bool out_of_span = !second && b == (1u << plan.bits1);
-            /* a query outside the span is not searched by the staged search: its key is needed only
-             * by the descent over every slot of a one-pass plan (PSA's descent path), where the
-             * outside region is slots *in_span .. n - 1 (fin.in_span_final: pass 1 of a one-pass plan) */
-            if (!out_of_span || fin.in_span_final) {
-                keys_out[slot] = q;
-                /* pass 1 of a two-pass plan: the fine bin beside the key, for pass 2's count */
-                if (fine_bytes == 1)
-                    static_cast<uint8_t *>(fine_out)[slot] = (uint8_t)fine;
-                else if (fine_bytes == 2)
-                    static_cast<uint16_t *>(fine_out)[slot] = (uint16_t)fine;
-            }
-            if (UNORDERED) {
-                const uint32_t query = sh.source[at];
-                if (out_of_span || fin.in_span_final)
-                    fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
-                else
-                    positions_out[slot] = query;
-            } else {
-                slots[t.begin + at] = out_of_span ? known_slot<K>(plan, q) : slot;
-                sources[t.begin + at] = (uint16_t)sh.source[at];
-            }
+    for (int k = 0; k < ITEMS; k++)
+        bin[k] = second ? fine_bin<K>(plan, key[k]) : coarse_bin<K>(plan, key[k]);
+    group_tile(bin, valid, bins, second ? UINT32_MAX : hot_bin<K>(plan), sh.counts, sh.offsets, sh.scan_temp, rank);
+    for (uint32_t b = threadIdx.x; b < bins; b += PSA_THREADS)
+        if (sh.counts[b]) {
+            if (!second && chunks.taken)
+                reserve_chunked(chunks, b, sh.counts[b], 1u << plan.bits1, PSA_THREADS * ITEMS, &sh.base[b],
+                                &sh.counts[b], &sh.base2[b]);
+            else
+                sh.base[b] = atomicAdd(&bin_cursor[b], sh.counts[b]);
         }
-        __syncthreads(); /* the tile's shared state read: the next tile may rank */
-        t = next;
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++)
+        if (valid[k]) {
+            const uint32_t at = sh.offsets[bin[k]] + rank[k];
+            const uint32_t local = (uint32_t)k * PSA_THREADS + threadIdx.x;
+            sh.keys[at] = key[k];
+            sh.source[at] = UNORDERED ? (second ? positions_in[t.begin + local] : t.begin + local) : local;
+        }
+    __syncthreads();
+    const uint32_t count = t.end - t.begin;
+    for (uint32_t at = threadIdx.x; at < count; at += PSA_THREADS) {
+        const K q = sh.keys[at];
+        uint32_t fine = 0;
+        const uint32_t b = second ? fine_bin<K>(plan, q) : coarse_bin<K>(plan, q, &fine);
+        const uint32_t r = at - sh.offsets[b], first = sh.counts[b];
+        const uint32_t slot = r < first ? sh.base[b] + r : sh.base2[b] + (r - first);
+        const bool out_of_span = !second && b == (1u << plan.bits1);
+        /* a query outside the span is not searched by the staged search: its key is needed only by
+         * the descent over every slot of a one-pass plan (PSA's descent path), where the outside
+         * region is slots *in_span .. n - 1 (fin.in_span_final: pass 1 of a one-pass plan) */
+        if (!out_of_span || fin.in_span_final) {
+            keys_out[slot] = q;
+            /* pass 1 of a two-pass plan: the fine bin beside the key, for pass 2's count */
+            if (fine_bytes == 1)
+                static_cast<uint8_t *>(fine_out)[slot] = (uint8_t)fine;
+            else if (fine_bytes == 2)
+                static_cast<uint16_t *>(fine_out)[slot] = (uint16_t)fine;
+        }
+        if (UNORDERED) {
+            const uint32_t query = sh.source[at];
+            if (out_of_span || fin.in_span_final)
+                fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
+            else
+                positions_out[slot] = query;
+        } else {
+            slots[t.begin + at] = out_of_span ? known_slot<K>(plan, q) : slot;
+            sources[t.begin + at] = (uint16_t)sh.source[at];
+        }
     }
 }
 
@@ -822,36 +759,6 @@ template <typename F> cudaError_t allow_shared(F kernel, size_t bytes)
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
-/* The grid of a pass kernel: the blocks resident at once (each walks tiles until one is empty), at
- * most `tiles`. Asked of the occupancy calculator once a device and kernel (`slot`, one a
- * pass_kernel instance). */
-#define PASS_GRID_SLOTS 8
-static std::atomic<unsigned> pass_grid_memo[SCAN_MEMO_DEVICES][PASS_GRID_SLOTS]; /* 0: not known yet */
-
-template <typename K, bool UNORDERED, int ITEMS> unsigned pass_grid(size_t bytes, uint64_t tiles)
-{
-    constexpr int slot = (sizeof(K) == 8 ? 4 : 0) + (UNORDERED ? 2 : 0) + (ITEMS == PSA_ITEMS ? 0 : 1);
-    static_assert(slot < PASS_GRID_SLOTS, "a memo slot a pass_kernel instance");
-    int device = -1;
-    unsigned resident = 0;
-    const bool memo = cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < SCAN_MEMO_DEVICES;
-    if (memo)
-        resident = pass_grid_memo[device][slot].load(std::memory_order_relaxed);
-    if (resident == 0) {
-        int per_sm = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel<K, UNORDERED, ITEMS>, PSA_THREADS,
-                                                          bytes) != cudaSuccess ||
-            per_sm <= 0) {
-            cudaGetLastError(); /* (the launch says what is wrong, if anything is) */
-            per_sm = PSA_MIN_BLOCKS;
-        }
-        resident = (unsigned)per_sm * (unsigned)sm_count();
-        if (memo)
-            pass_grid_memo[device][slot].store(resident, std::memory_order_relaxed);
-    }
-    return tiles < resident ? (unsigned)(tiles ? tiles : 1) : resident;
-}
-
 struct parts {
     char *ws;
     layout l;
@@ -860,7 +767,7 @@ struct parts {
 
 /* Pass 2's tiles of a window of n queries under plan (pass2_tiles): the chunks where pass 1 ran
  * into chunks, else the counted bins' tiles. */
-pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n, uint32_t key_bits)
+pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 {
     pass2_tiles m;
     m.bins1 = 1u << plan.bits1;
@@ -868,8 +775,6 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n, uint32_t 
     m.offsets1 = w.at<uint32_t>(w.l.offsets1);
     m.chunk_of = psa_pass1_chunked(n, plan.bits2) ? w.at<uint32_t>(w.l.chunk_state) + CHUNK_TABLES_AT : NULL;
     m.max_j = (uint32_t)w.l.max_j;
-    m.places = w.at<tile_place>(w.l.places);
-    m.n_places = pass2_tile_bound(n, PSA_THREADS * psa_pass_items(key_bits, n), m.bins1);
     return m;
 }
 
@@ -888,7 +793,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const bool two_passes = plan.bits2 > 0;
     const uint32_t tile = PSA_THREADS * ITEMS;
     const size_t pass_bytes = sizeof(pass_shared<K, ITEMS>);
-    const pass2_tiles m = tiles_of(w, plan, n, key_bits_of<K>());
+    const pass2_tiles m = tiles_of(w, plan, n);
     pass1_chunks chunks = {NULL, NULL, NULL, 0, 0};
     /* unordered: the caller's positions, written by the passes: pass 1 writes the outside queries'
      * (their region starts at slot slack + *in_span after a chunked pass 1) and, for one-pass plans,
@@ -923,18 +828,13 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
     }
     if (unordered)
-        pass_kernel<K, true, ITEMS><<<pass_grid<K, true, ITEMS>(pass_bytes, blocks_for(n, tile)), PSA_THREADS,
-                                      pass_bytes, stream>>>(false, queries, n, plan, m, chunks, cursor1, keys1, NULL,
-                                                            NULL, NULL, slots1, fin1, fine, fine_bytes);
+        pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
+            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1, fin1, fine, fine_bytes);
     else
-        pass_kernel<K, false, ITEMS><<<pass_grid<K, false, ITEMS>(pass_bytes, blocks_for(n, tile)), PSA_THREADS,
-                                       pass_bytes, stream>>>(false, queries, n, plan, m, chunks, cursor1, keys1,
-                                                             slots1, sources1, NULL, NULL, fin1, fine, fine_bytes);
+        pass_kernel<K, false, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
+            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL, fin1, fine, fine_bytes);
     if (m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(chunks.bin_items, bins1, offsets1, cursor1, tile_start, tile);
-    if (two_passes) /* pass 2's tiles, once its bins are counted */
-        places_kernel<<<blocks_for((uint64_t)m.n_places * 32, PLACES_THREADS), PLACES_THREADS, 0, stream>>>(
-            m, tile, m.n_places, w.at<tile_place>(l.places));
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->in_span = offsets1 + bins1;
@@ -948,7 +848,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     /* hist2 has one more entry, zero, so that the scan gives cursor2[buckets] = n */
     if ((e = cudaMemsetAsync(hist2, 0, (buckets + 1) * 4, stream)) != cudaSuccess)
         return e;
-    const unsigned tiles = m.n_places; /* at most one partial tile per coarse bin */
+    const unsigned tiles = blocks_for(n, tile) + bins1; /* at most one partial tile per coarse bin */
     const unsigned fine_blocks = (unsigned)((tiles + HIST2_TILES - 1) / HIST2_TILES);
     if (fine_bytes == 1)
         hist2_fine_kernel<uint8_t><<<fine_blocks, HIST2_THREADS, 0, stream>>>((const uint8_t *)fine, plan, m, tile,
@@ -963,12 +863,11 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
                                            stream)) != cudaSuccess)
         return e;
     if (unordered)
-        pass_kernel<K, true, ITEMS><<<pass_grid<K, true, ITEMS>(pass_bytes, tiles), PSA_THREADS, pass_bytes, stream>>>(
+        pass_kernel<K, true, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(
             true, keys1, n, plan, m, chunks, cursor2, keys2, NULL, NULL, slots1, slots2, fin2, NULL, 0);
     else
-        pass_kernel<K, false, ITEMS><<<pass_grid<K, false, ITEMS>(pass_bytes, tiles), PSA_THREADS, pass_bytes,
-                                       stream>>>(true, keys1, n, plan, m, chunks, cursor2, keys2, slots2, sources2,
-                                                 NULL, NULL, fin2, NULL, 0);
+        pass_kernel<K, false, ITEMS><<<tiles, PSA_THREADS, pass_bytes, stream>>>(
+            true, keys1, n, plan, m, chunks, cursor2, keys2, slots2, sources2, NULL, NULL, fin2, NULL, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->keys = keys2;
@@ -989,7 +888,7 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
     cudaError_t e = allow_shared(restore_kernel<K, KEYS, ITEMS>, bytes);
     if (e != cudaSuccess)
         return e;
-    const pass2_tiles m = tiles_of(w, plan, n, key_bits_of<K>());
+    const pass2_tiles m = tiles_of(w, plan, n);
     if (part->slots2) {
         /* the step of pass 2 first: results of final slots into pass-1 slot order (the pass-2 keys'
          * buffer takes the values, the pass-1 keys' the keys), then the pass 1 step reads them */
