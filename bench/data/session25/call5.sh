@@ -15,11 +15,11 @@ for t in test_psa_bits test_gpu; do
 done
 grep -E "FAILED|ERROR|fail" $OUT/logs/test_gpu.log | head -5
 for tool in memcheck synccheck; do
-  HARMONIA_GPU_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 .device-bin/tests/test_gpu \
+  HARMONIA_GPU_TEST_QUICK=1 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 .device-bin/tests/test_gpu \
       > $OUT/logs/sanitize-$tool.log 2>&1
   echo "## $tool test_gpu: exit $? ($SECONDS s); $(grep -E 'ERROR SUMMARY' $OUT/logs/sanitize-$tool.log | tail -1)"
 done
-OMP_NUM_THREADS=16 timeout 330 .device-bin/bench/bench_versus --out-dir $OUT/logs/versus > $OUT/logs/versus.log 2>&1
+OMP_NUM_THREADS=16 timeout 360 .device-bin/bench/bench_versus --out-dir $OUT/logs/versus > $OUT/logs/versus.log 2>&1
 echo "## full bench_versus rc $? ($SECONDS s)"
 python3 bench/data/session13/summ.py $OUT/logs/versus.log
 grep -h "MISMATCH\|FAIL" $OUT/logs/versus.log | head -5
