@@ -10,16 +10,16 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=c
 cat .device-bin/.prebuilt >> $OUT/device.txt; cat $OUT/device.txt
 mkdir -p $OUT/logs
 for t in test_psa_bits test_gpu; do
-  timeout 200 .device-bin/tests/$t > $OUT/logs/$t.log 2>&1
+  timeout 120 .device-bin/tests/$t > $OUT/logs/$t.log 2>&1
   echo "## $t rc $? ($SECONDS s) $(grep -E '^\[  (PASSED|FAILED)' $OUT/logs/$t.log | tr '\n' ' ')"
 done
 grep -E "FAILED|ERROR|fail" $OUT/logs/test_gpu.log | head -5
 for tool in memcheck synccheck; do
-  HARMONIA_GPU_TEST_QUICK=1 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 .device-bin/tests/test_gpu \
+  HARMONIA_GPU_TEST_QUICK=1 timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 .device-bin/tests/test_gpu \
       > $OUT/logs/sanitize-$tool.log 2>&1
   echo "## $tool test_gpu: exit $? ($SECONDS s); $(grep -E 'ERROR SUMMARY' $OUT/logs/sanitize-$tool.log | tail -1)"
 done
-OMP_NUM_THREADS=16 timeout 360 .device-bin/bench/bench_versus --out-dir $OUT/logs/versus > $OUT/logs/versus.log 2>&1
+OMP_NUM_THREADS=16 timeout $((585 - SECONDS)) .device-bin/bench/bench_versus --out-dir $OUT/logs/versus > $OUT/logs/versus.log 2>&1
 echo "## full bench_versus rc $? ($SECONDS s)"
 python3 bench/data/session13/summ.py $OUT/logs/versus.log
 grep -h "MISMATCH\|FAIL" $OUT/logs/versus.log | head -5
