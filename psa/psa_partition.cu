@@ -40,25 +40,12 @@ namespace {
  * pass-1 slot) carries the fine bins from pass 1 to pass 2's count first (psa_fine_bytes). */
 struct layout {
     size_t keys1, keys2, slots1, slots2, sources1, sources2, found_tmp, hist1, offsets1, cursor1, tile_start, hist2, cursor2,
-        places, scan_temp, scan_bytes, total;
+        scan_temp, scan_bytes, total;
     /* pass 1 into chunks (windows of PSA_CHUNKED_MIN_WINDOW or more; zero otherwise): the chunks'
      * slack of every array indexed by pass-1 slot, the chunks of a bin at most (max_j), and where
      * the chunk state (chunks taken, each bin's items, each bin's chunk table) is */
     size_t slack, max_j, chunk_state;
 };
-
-/* A tile of a pass: items begin .. end - 1 (empty: begin == end). */
-struct tile_place {
-    uint32_t begin, end;
-    uint32_t coarse; /* pass 2: the tiles' coarse bin */
-};
-
-/* Pass 2's tiles of a window of n queries, at most (empty ones included): every coarse bin's items
- * cut in tiles, at most one partial tile a bin. */
-static uint32_t pass2_tile_bound(uint32_t n, uint32_t tile, uint32_t bins1)
-{
-    return (uint32_t)(((uint64_t)n + tile - 1) / tile) + bins1;
-}
 
 /* The chunk state's words: chunks taken, then each pass-1 bin's items (2^PSA_MAX_PASS1_BITS + 1),
  * then the bins' chunk tables (max_j words a bin). */
@@ -116,8 +103,6 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     l->tile_start = at, at = psa_align_up(at + (PSA_MAX_BINS + 1) * 4);
     l->hist2 = at, at = psa_align_up(at + (buckets + 1) * 4);
     l->cursor2 = at, at = psa_align_up(at + (buckets + 1) * 4);
-    l->places = at, at = psa_align_up(at + (size_t)pass2_tile_bound(capacity, (uint32_t)tile, 1u << PSA_MAX_PASS1_BITS) *
-                                               sizeof(tile_place));
     l->scan_bytes = 0;
     cudaError_t e = bucket_scan_bytes(&l->scan_bytes); /* the scan of buckets + 1 counts */
     l->scan_temp = at, at = psa_align_up(at + l->scan_bytes);
@@ -173,6 +158,10 @@ template <typename K> __device__ __forceinline__ uint32_t fine_bin(const psa_pla
  * of that many items (tile_start numbers each bin's
  * tiles), so a pass-2 tile's items share one coarse bin.
  * ---------------------------------------------------------------------------------------------- */
+struct tile_place {
+    uint32_t begin, end;
+    uint32_t coarse; /* pass 2: the tiles' coarse bin */
+};
 
 /* Where pass 2's tiles are: coarse bin c has items offsets1[c] .. offsets1[c + 1] (counted, or
  * after a chunked pass 1 counted by it) cut in tiles numbered from tile_start[c], in bin order (the
@@ -184,19 +173,14 @@ struct pass2_tiles {
     const uint32_t *tile_start, *offsets1;
     const uint32_t *chunk_of;
     uint32_t max_j, bins1;
-    /* every tile's place, numbered as above (places_kernel, once the bins are counted): tiles
-     * 0 .. n_places - 1, empty past the last non-empty one */
-    const struct tile_place *places;
-    uint32_t n_places;
 };
 
 /* Tile `id` of pass 2 (empty past the last), found by the 32 lanes of one warp together, converged
  * (every lane returns it): the last coarse bin c with tile_start[c] <= id in two rounds of loads —
  * a ballot over every step-th bin, then over the step bins of the segment it names — and c's items
- * in a third (one thread's binary search took log2(bins1) dependent loads: bench/NOTES.md, "Session
- * 25"). tile_start is non-decreasing with tile_start[0] = 0, so "tile_start[c] <= id" holds for a
- * prefix of the bins. places_kernel runs it once a tile; the kernels that take pass 2's tiles read
- * its table (tile_at). */
+ * in a third. One thread's binary search took log2(bins1) dependent loads while the block waited at
+ * its barrier (bench/NOTES.md, "Session 25": 15 % of pass 2's stall samples). tile_start is
+ * non-decreasing with tile_start[0] = 0, so "tile_start[c] <= id" holds for a prefix of the bins. */
 static_assert(PSA_MAX_BINS1 - 1 <= 32 * 32, "pass2_tile's two ballots cover every pass-1 bin");
 __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t tile, uint32_t id)
 {
@@ -232,47 +216,20 @@ __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t 
     return t;
 }
 
-/* places[id] = pass 2's tile id, one warp a tile, for ids 0 .. count - 1 (the launches' bound on
- * pass 2's tiles, pass2_tile_bound): pass 2, its count and its restore step then find a tile with
- * one load instead of three dependent ones while the block waits at a barrier (bench/NOTES.md,
- * "Session 25": 9 % of pass 2's stall samples after call 2). */
-#define PLACES_THREADS 256
-__global__ void __launch_bounds__(PLACES_THREADS) places_kernel(pass2_tiles m, uint32_t tile, uint32_t count,
-                                                                tile_place *__restrict__ places)
-{
-    const uint32_t id = (uint32_t)(((uint64_t)blockIdx.x * PLACES_THREADS + threadIdx.x) / 32u);
-    if (id >= count) /* (warp-uniform: PLACES_THREADS is whole warps) */
-        return;
-    const tile_place t = pass2_tile(m, tile, id);
-    if ((threadIdx.x & 31u) == 0)
-        places[id] = t;
-}
-
-/* Tile `id` of a pass (every thread of the block asks for the same one): pass 1's from its number,
- * pass 2's from the places table. */
-__device__ __forceinline__ tile_place tile_at(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile, uint32_t id)
-{
-    tile_place t = {0, 0, 0};
-    if (second) {
-        if (id < m.n_places)
-            t = m.places[id];
-    } else {
-        const uint64_t begin = (uint64_t)id * tile;
-        if (begin < n) {
-            t.begin = (uint32_t)begin;
-            t.end = (uint32_t)(n - begin < tile ? n : begin + tile);
-        }
-    }
-    return t;
-}
-
-/* The tile of this block, broadcast through shared memory (block-uniform); ends with the block
- * synchronised. */
+/* The tile of this block, broadcast through shared memory (block-uniform). */
 __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile,
                                                  tile_place *shared_place)
 {
-    if (threadIdx.x == 0)
-        *shared_place = tile_at(second, n, m, tile, blockIdx.x);
+    if (second && threadIdx.x < 32) { /* the first warp, converged */
+        const tile_place p = pass2_tile(m, tile, blockIdx.x);
+        if (threadIdx.x == 0)
+            *shared_place = p;
+    } else if (!second && threadIdx.x == 0) {
+        const uint64_t begin = (uint64_t)blockIdx.x * tile;
+        shared_place->begin = (uint32_t)begin;
+        shared_place->end = (uint32_t)(n - begin < tile ? n : begin + tile);
+        shared_place->coarse = 0;
+    }
     __syncthreads();
     return *shared_place;
 }
@@ -531,19 +488,22 @@ __global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__re
                                                                    uint32_t *__restrict__ hist2)
 {
     __shared__ uint32_t counts[PSA_MAX_BINS];
-    __shared__ tile_place places[HIST2_TILES];
+    __shared__ tile_place place;
     constexpr uint32_t per_vec = 16 / sizeof(F);
     const uint32_t bins = 1u << plan.bits2;
     const uint32_t run = tile / HIST2_THREADS; /* bins a thread (16 or 32), a multiple of per_vec */
     for (uint32_t b = threadIdx.x; b < bins; b += HIST2_THREADS)
         counts[b] = 0;
-    /* the block's tiles' places, loaded at once */
-    if (threadIdx.x < HIST2_TILES)
-        places[threadIdx.x] = tile_at(true, 0, m, tile, blockIdx.x * HIST2_TILES + threadIdx.x);
-    __syncthreads();
     uint32_t coarse = UINT32_MAX; /* block-uniform: the coarse bin whose counts the block holds */
     for (uint32_t k = 0; k < HIST2_TILES; k++) {
-        const tile_place t = places[k];
+        __syncthreads(); /* every thread has read the previous place */
+        if (threadIdx.x < 32) { /* the first warp, converged */
+            const tile_place p = pass2_tile(m, tile, blockIdx.x * HIST2_TILES + k);
+            if (threadIdx.x == 0)
+                place = p;
+        }
+        __syncthreads();
+        const tile_place t = place;
         if (t.begin == t.end)
             break; /* block-uniform; tiles are numbered in bin order, so the rest are empty too */
         if (t.coarse != coarse) {
@@ -807,7 +767,7 @@ struct parts {
 
 /* Pass 2's tiles of a window of n queries under plan (pass2_tiles): the chunks where pass 1 ran
  * into chunks, else the counted bins' tiles. */
-pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n, uint32_t key_bits)
+pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 {
     pass2_tiles m;
     m.bins1 = 1u << plan.bits1;
@@ -815,8 +775,6 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n, uint32_t 
     m.offsets1 = w.at<uint32_t>(w.l.offsets1);
     m.chunk_of = psa_pass1_chunked(n, plan.bits2) ? w.at<uint32_t>(w.l.chunk_state) + CHUNK_TABLES_AT : NULL;
     m.max_j = (uint32_t)w.l.max_j;
-    m.places = w.at<tile_place>(w.l.places);
-    m.n_places = pass2_tile_bound(n, PSA_THREADS * psa_pass_items(key_bits, n), m.bins1);
     return m;
 }
 
@@ -835,7 +793,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     const bool two_passes = plan.bits2 > 0;
     const uint32_t tile = PSA_THREADS * ITEMS;
     const size_t pass_bytes = sizeof(pass_shared<K, ITEMS>);
-    const pass2_tiles m = tiles_of(w, plan, n, key_bits_of<K>());
+    const pass2_tiles m = tiles_of(w, plan, n);
     pass1_chunks chunks = {NULL, NULL, NULL, 0, 0};
     /* unordered: the caller's positions, written by the passes: pass 1 writes the outside queries'
      * (their region starts at slot slack + *in_span after a chunked pass 1) and, for one-pass plans,
@@ -877,9 +835,6 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
             false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL, fin1, fine, fine_bytes);
     if (m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(chunks.bin_items, bins1, offsets1, cursor1, tile_start, tile);
-    if (two_passes) /* pass 2's tiles, once its bins are counted */
-        places_kernel<<<blocks_for((uint64_t)m.n_places * 32, PLACES_THREADS), PLACES_THREADS, 0, stream>>>(
-            m, tile, m.n_places, w.at<tile_place>(l.places));
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->in_span = offsets1 + bins1;
@@ -893,7 +848,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     /* hist2 has one more entry, zero, so that the scan gives cursor2[buckets] = n */
     if ((e = cudaMemsetAsync(hist2, 0, (buckets + 1) * 4, stream)) != cudaSuccess)
         return e;
-    const unsigned tiles = m.n_places; /* at most one partial tile per coarse bin */
+    const unsigned tiles = blocks_for(n, tile) + bins1; /* at most one partial tile per coarse bin */
     const unsigned fine_blocks = (unsigned)((tiles + HIST2_TILES - 1) / HIST2_TILES);
     if (fine_bytes == 1)
         hist2_fine_kernel<uint8_t><<<fine_blocks, HIST2_THREADS, 0, stream>>>((const uint8_t *)fine, plan, m, tile,
@@ -933,13 +888,13 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
     cudaError_t e = allow_shared(restore_kernel<K, KEYS, ITEMS>, bytes);
     if (e != cudaSuccess)
         return e;
-    const pass2_tiles m = tiles_of(w, plan, n, key_bits_of<K>());
+    const pass2_tiles m = tiles_of(w, plan, n);
     if (part->slots2) {
         /* the step of pass 2 first: results of final slots into pass-1 slot order (the pass-2 keys'
          * buffer takes the values, the pass-1 keys' the keys), then the pass 1 step reads them */
         K *mid_values = w.at<K>(l.keys2), *mid_keys = w.at<K>(l.keys1);
         uint8_t *mid_found = w.at<uint8_t>(l.found_tmp);
-        const unsigned tiles = m.n_places;
+        const unsigned tiles = blocks_for(n, tile) + (1u << plan.bits1);
         restore_kernel<K, KEYS, ITEMS><<<tiles, PSA_THREADS, bytes, stream>>>(
             true, n, m, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
             values_out ? mid_values : NULL, mid_keys, mid_found, known);
