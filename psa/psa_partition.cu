@@ -179,7 +179,7 @@ struct pass2_tiles {
  * (every lane returns it): the last coarse bin c with tile_start[c] <= id in two rounds of loads —
  * a ballot over every step-th bin, then over the step bins of the segment it names — and c's items
  * in a third. One thread's binary search took log2(bins1) dependent loads while the block waited at
- * its barrier (bench/NOTES.md, "Session 25": 15 % of pass 2's stall samples). tile_start is
+ * its barrier (bench/NOTES.md, "Session 25": 18.5 % of pass 2's stall samples). tile_start is
  * non-decreasing with tile_start[0] = 0, so "tile_start[c] <= id" holds for a prefix of the bins. */
 static_assert(PSA_MAX_BINS1 - 1 <= 32 * 32, "pass2_tile's two ballots cover every pass-1 bin");
 __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t tile, uint32_t id)
@@ -587,7 +587,8 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
     uint32_t *bin_cursor = second ? cursor + ((size_t)t.coarse << plan.bits2) : cursor;
     /* (pass 2 of an unordered window loads its query indices in the scatter below: loaded with the
      * keys instead, they cost registers — measured with the positions written by the passes, 64-bit
-     * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes") */
+     * keys: sorted results 5.54 ms against 5.41, bench/NOTES.md "The positions written by the passes";
+     * again in session 25, call 3: 64-bit sorted rows −4 to −5 % against the same build without it) */
     K key[ITEMS];
     bool valid[ITEMS];
     uint32_t bin[ITEMS], rank[ITEMS];
