@@ -60,7 +60,71 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
 #define NTG_BALLOT_COUNT_MAX 4
 #endif
 
-template <typename K, int PER>
+/* L2 eviction priorities of a descent's loads (NTG_L2_HINTS, ntg_policy.h): NTG_HINT_NONE a plain
+ * read-only load, NTG_HINT_KEEP evict_last (the internal levels, which every lookup reads again),
+ * NTG_HINT_STREAM evict_first (leaves and values, which a lookup of a large tree reads once). */
+#define NTG_HINT_NONE 0
+#define NTG_HINT_KEEP 1
+#define NTG_HINT_STREAM 2
+template <int HINT> __device__ __forceinline__ uint64_t l2_policy()
+{
+    uint64_t policy;
+    if constexpr (HINT == NTG_HINT_KEEP)
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    else
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+template <int HINT> __device__ __forceinline__ uint4 ld_hint(const uint4 *a)
+{
+    if constexpr (HINT == NTG_HINT_NONE) {
+        return __ldg(a);
+    } else {
+        uint4 r;
+        asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+            : "l"(a), "l"(l2_policy<HINT>()));
+        return r;
+    }
+}
+template <int HINT> __device__ __forceinline__ uint2 ld_hint(const uint2 *a)
+{
+    if constexpr (HINT == NTG_HINT_NONE) {
+        return __ldg(a);
+    } else {
+        uint2 r;
+        asm("ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(a), "l"(l2_policy<HINT>()));
+        return r;
+    }
+}
+template <int HINT> __device__ __forceinline__ uint32_t ld_hint(const uint32_t *a)
+{
+    if constexpr (HINT == NTG_HINT_NONE) {
+        return __ldg(a);
+    } else {
+        uint32_t r;
+        asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(a), "l"(l2_policy<HINT>()));
+        return r;
+    }
+}
+template <int HINT> __device__ __forceinline__ uint64_t ld_hint(const uint64_t *a)
+{
+    if constexpr (HINT == NTG_HINT_NONE) {
+        return __ldg(a);
+    } else {
+        uint64_t r;
+        asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(r) : "l"(a), "l"(l2_policy<HINT>()));
+        return r;
+    }
+}
+#ifndef NTG_L2_HINTS
+#define NTG_L2_HINTS 0
+#endif
+/* the hint of internal-node loads (a descent's STRICT = false searches) and of leaf loads */
+#define NTG_NODE_HINT ((NTG_L2_HINTS & 1) ? NTG_HINT_KEEP : NTG_HINT_NONE)
+#define NTG_LEAF_HINT ((NTG_L2_HINTS & 2) ? NTG_HINT_STREAM : NTG_HINT_NONE)
+
+template <typename K, int PER, int HINT = NTG_HINT_NONE>
 __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
 {
     if constexpr (PER * sizeof(K) % 16 == 0) {
@@ -68,17 +132,17 @@ __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
         uint4 raw[PER / per_vec];
 #pragma unroll
         for (int v = 0; v < PER / per_vec; v++)
-            raw[v] = __ldg(reinterpret_cast<const uint4 *>(chunk) + v);
+            raw[v] = ld_hint<HINT>(reinterpret_cast<const uint4 *>(chunk) + v);
 #pragma unroll
         for (int v = 0; v < PER / per_vec; v++)
             memcpy(part + v * per_vec, &raw[v], 16);
     } else if constexpr (PER * sizeof(K) == 8) {
-        const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(chunk));
+        const uint2 raw = ld_hint<HINT>(reinterpret_cast<const uint2 *>(chunk));
         memcpy(part, &raw, 8);
     } else {
 #pragma unroll
         for (int k = 0; k < PER; k++)
-            part[k] = __ldg(chunk + k);
+            part[k] = ld_hint<HINT>(chunk + k);
     }
 }
 
@@ -127,7 +191,7 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
     const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
     K part[PER] = {};
     if (has_chunk)
-        load_chunk<K, PER>(node + lane_in_group * PER, part);
+        load_chunk<K, PER, STRICT ? NTG_LEAF_HINT : NTG_NODE_HINT>(node + lane_in_group * PER, part);
     return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
 }
 
@@ -144,8 +208,8 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
     const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
     K keys[PER] = {}, vals[PER] = {};
     if (has_chunk) {
-        load_chunk<K, PER>(leaf_keys + lane_in_group * PER, keys);
-        load_chunk<K, PER>(leaf_values + lane_in_group * PER, vals);
+        load_chunk<K, PER, NTG_LEAF_HINT>(leaf_keys + lane_in_group * PER, keys);
+        load_chunk<K, PER, NTG_LEAF_HINT>(leaf_values + lane_in_group * PER, vals);
     }
     const uint32_t slot = count_held<K, G, PER, true>(keys, has_chunk, q, group_shift);
     const uint32_t owner = slot < (uint32_t)L ? slot / PER : 0, element = slot % PER;
@@ -312,7 +376,7 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
             for (int e = 0; e < PER; e++)
                 part[k][e] = 0;
             if (has_chunk && active)
-                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
+                load_chunk<K, PER, NTG_NODE_HINT>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
         }
 #pragma unroll
         for (int k = 0; k < Q; k++) {

@@ -72,7 +72,7 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
         if (active && p.lane_in_group == 0) {
             if constexpr (!VALUES_WITH_LEAF) {
                 found = slot < leaf_size && __ldg(leaf_keys + slot) == q && (q != max_key_of<K>() || v.max_key_present);
-                value = found ? __ldg(values + leaf * leaf_size + slot) : (K)0;
+                value = found ? ld_hint<NTG_LEAF_HINT>(values + leaf * leaf_size + slot) : (K)0;
             }
             uint64_t out = i;
             if (positions_out)
@@ -121,7 +121,7 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
             for (int e = 0; e < PER; e++)
                 part[k][e] = 0;
             if (has_chunk)
-                load_chunk<K, PER>(keys + v.leaf_key_base + (uint64_t)leaf[k] * L + p.lane_in_group * PER, part[k]);
+                load_chunk<K, PER, NTG_LEAF_HINT>(keys + v.leaf_key_base + (uint64_t)leaf[k] * L + p.lane_in_group * PER, part[k]);
         }
         bool found[Q];
         uint32_t slot[Q];
@@ -141,7 +141,7 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
             K value[Q];
 #pragma unroll
             for (int k = 0; k < Q; k++)
-                value[k] = found[k] ? __ldg(values + (uint64_t)leaf[k] * L + slot[k]) : (K)0;
+                value[k] = found[k] ? ld_hint<NTG_LEAF_HINT>(values + (uint64_t)leaf[k] * L + slot[k]) : (K)0;
 #pragma unroll
             for (int k = 0; k < Q; k++) {
                 if (idx[k] >= n)
