@@ -60,71 +60,74 @@ __device__ __forceinline__ uint32_t count_chunk(const K *chunk, uint32_t per, K 
 #define NTG_BALLOT_COUNT_MAX 4
 #endif
 
-/* L2 eviction priorities of a descent's loads (NTG_L2_HINTS, ntg_policy.h): NTG_HINT_NONE a plain
- * read-only load, NTG_HINT_KEEP evict_last (the internal levels, which every lookup reads again),
- * NTG_HINT_STREAM evict_first (leaves and values, which a lookup of a large tree reads once). */
-#define NTG_HINT_NONE 0
-#define NTG_HINT_KEEP 1
-#define NTG_HINT_STREAM 2
-template <int HINT> __device__ __forceinline__ uint64_t l2_policy()
+/* L2 eviction priorities of a descent's loads (ntg_policy.h, NTG_L2_HINTS: which kernels use them).
+ * HINTS is a mask: NTG_HINT_NODES loads the internal nodes evict_last, NTG_HINT_LEAVES the leaves'
+ * keys and values evict_first; 0 plain read-only loads. The same loads and results either way: the
+ * SASS differs only in the loads' memory descriptors (createpolicy + ld.global.nc.L2::cache_hint). */
+#define NTG_HINT_NODES 1
+#define NTG_HINT_LEAVES 2
+enum { NTG_PRIORITY_NORMAL, NTG_PRIORITY_LAST, NTG_PRIORITY_FIRST };
+/* The priority of a node search's loads: internal nodes (a descent's count of separators <= q) or a
+ * leaf (LEAF: the strict count of a leaf search, and the value). */
+template <int HINTS, bool LEAF> constexpr int hint_priority()
+{
+    return LEAF ? ((HINTS & NTG_HINT_LEAVES) ? NTG_PRIORITY_FIRST : NTG_PRIORITY_NORMAL)
+                : ((HINTS & NTG_HINT_NODES) ? NTG_PRIORITY_LAST : NTG_PRIORITY_NORMAL);
+}
+template <int PRIORITY> __device__ __forceinline__ uint64_t l2_policy()
 {
     uint64_t policy;
-    if constexpr (HINT == NTG_HINT_KEEP)
+    if constexpr (PRIORITY == NTG_PRIORITY_LAST)
         asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
     else
         asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
     return policy;
 }
-template <int HINT> __device__ __forceinline__ uint4 ld_hint(const uint4 *a)
+template <int PRIORITY> __device__ __forceinline__ uint4 ld_priority(const uint4 *a)
 {
-    if constexpr (HINT == NTG_HINT_NONE) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
         return __ldg(a);
     } else {
         uint4 r;
         asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
             : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-            : "l"(a), "l"(l2_policy<HINT>()));
+            : "l"(a), "l"(l2_policy<PRIORITY>()));
         return r;
     }
 }
-template <int HINT> __device__ __forceinline__ uint2 ld_hint(const uint2 *a)
+template <int PRIORITY> __device__ __forceinline__ uint2 ld_priority(const uint2 *a)
 {
-    if constexpr (HINT == NTG_HINT_NONE) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
         return __ldg(a);
     } else {
         uint2 r;
-        asm("ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y) : "l"(a), "l"(l2_policy<HINT>()));
+        asm("ld.global.nc.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(r.x), "=r"(r.y)
+            : "l"(a), "l"(l2_policy<PRIORITY>()));
         return r;
     }
 }
-template <int HINT> __device__ __forceinline__ uint32_t ld_hint(const uint32_t *a)
+template <int PRIORITY> __device__ __forceinline__ uint32_t ld_priority(const uint32_t *a)
 {
-    if constexpr (HINT == NTG_HINT_NONE) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
         return __ldg(a);
     } else {
         uint32_t r;
-        asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(a), "l"(l2_policy<HINT>()));
+        asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(a), "l"(l2_policy<PRIORITY>()));
         return r;
     }
 }
-template <int HINT> __device__ __forceinline__ uint64_t ld_hint(const uint64_t *a)
+template <int PRIORITY> __device__ __forceinline__ uint64_t ld_priority(const uint64_t *a)
 {
-    if constexpr (HINT == NTG_HINT_NONE) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
         return __ldg(a);
     } else {
         uint64_t r;
-        asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(r) : "l"(a), "l"(l2_policy<HINT>()));
+        asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(r) : "l"(a), "l"(l2_policy<PRIORITY>()));
         return r;
     }
 }
-#ifndef NTG_L2_HINTS
-#define NTG_L2_HINTS 0
-#endif
-/* the hint of internal-node loads (a descent's STRICT = false searches) and of leaf loads */
-#define NTG_NODE_HINT ((NTG_L2_HINTS & 1) ? NTG_HINT_KEEP : NTG_HINT_NONE)
-#define NTG_LEAF_HINT ((NTG_L2_HINTS & 2) ? NTG_HINT_STREAM : NTG_HINT_NONE)
 
-template <typename K, int PER, int HINT = NTG_HINT_NONE>
+template <typename K, int PER, int PRIORITY = NTG_PRIORITY_NORMAL>
 __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
 {
     if constexpr (PER * sizeof(K) % 16 == 0) {
@@ -132,17 +135,17 @@ __device__ __forceinline__ void load_chunk(const K *chunk, K (&part)[PER])
         uint4 raw[PER / per_vec];
 #pragma unroll
         for (int v = 0; v < PER / per_vec; v++)
-            raw[v] = ld_hint<HINT>(reinterpret_cast<const uint4 *>(chunk) + v);
+            raw[v] = ld_priority<PRIORITY>(reinterpret_cast<const uint4 *>(chunk) + v);
 #pragma unroll
         for (int v = 0; v < PER / per_vec; v++)
             memcpy(part + v * per_vec, &raw[v], 16);
     } else if constexpr (PER * sizeof(K) == 8) {
-        const uint2 raw = ld_hint<HINT>(reinterpret_cast<const uint2 *>(chunk));
+        const uint2 raw = ld_priority<PRIORITY>(reinterpret_cast<const uint2 *>(chunk));
         memcpy(part, &raw, 8);
     } else {
 #pragma unroll
         for (int k = 0; k < PER; k++)
-            part[k] = ld_hint<HINT>(chunk + k);
+            part[k] = ld_priority<PRIORITY>(chunk + k);
     }
 }
 
@@ -183,7 +186,7 @@ template <int G, int SLOTS> struct fixed_split {
     static_assert(SLOTS % chunks == 0, "slots split evenly");
 };
 
-template <typename K, int G, int SLOTS, bool STRICT>
+template <typename K, int G, int SLOTS, bool STRICT, int HINTS = 0>
 __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32_t lane_in_group,
                                                       uint32_t group_shift, bool active = true)
 {
@@ -191,7 +194,7 @@ __device__ __forceinline__ uint32_t group_count_fixed(const K *node, K q, uint32
     const bool has_chunk = (CHUNKS == G || lane_in_group < (uint32_t)CHUNKS) && active;
     K part[PER] = {};
     if (has_chunk)
-        load_chunk<K, PER, STRICT ? NTG_LEAF_HINT : NTG_NODE_HINT>(node + lane_in_group * PER, part);
+        load_chunk<K, PER, hint_priority<HINTS, STRICT>()>(node + lane_in_group * PER, part);
     return count_held<K, G, PER, STRICT>(part, has_chunk, q, group_shift);
 }
 
@@ -208,8 +211,8 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
     const bool has_chunk = CHUNKS == G || lane_in_group < (uint32_t)CHUNKS;
     K keys[PER] = {}, vals[PER] = {};
     if (has_chunk) {
-        load_chunk<K, PER, NTG_LEAF_HINT>(leaf_keys + lane_in_group * PER, keys);
-        load_chunk<K, PER, NTG_LEAF_HINT>(leaf_values + lane_in_group * PER, vals);
+        load_chunk<K, PER>(leaf_keys + lane_in_group * PER, keys);
+        load_chunk<K, PER>(leaf_values + lane_in_group * PER, vals);
     }
     const uint32_t slot = count_held<K, G, PER, true>(keys, has_chunk, q, group_shift);
     const uint32_t owner = slot < (uint32_t)L ? slot / PER : 0, element = slot % PER;
@@ -233,14 +236,15 @@ __device__ __forceinline__ void leaf_lookup_fixed(const K *leaf_keys, const K *l
  * where they were measured"). SLOTS: the node's slot count when known at compile time (0: read
  * `slots`); the fixed shape needs WARP_UNIFORM. active false (group-uniform): the group takes part
  * in the warp's ballots and reads nothing; its count is meaningless. */
-template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0>
+template <typename K, int G, bool STRICT, bool WARP_UNIFORM, int SLOTS = 0, int HINTS = 0>
 __device__ __forceinline__ uint32_t group_count(const K *node, uint32_t slots, K q,
                                                 uint32_t lane_in_group, uint32_t group_shift, bool active = true)
 {
     if constexpr (SLOTS != 0) {
         static_assert(WARP_UNIFORM, "the fixed shape's ballots name the whole warp");
-        return group_count_fixed<K, G, SLOTS, STRICT>(node, q, lane_in_group, group_shift, active);
+        return group_count_fixed<K, G, SLOTS, STRICT, HINTS>(node, q, lane_in_group, group_shift, active);
     }
+    static_assert(SLOTS != 0 || HINTS == 0, "load priorities on the fixed shape only");
     if (G == 1)
         return active ? count_chunk<K, STRICT>(node, slots, q) : 0u;
     const uint32_t per = slots >= (uint32_t)G ? slots / G : 1;
@@ -320,8 +324,9 @@ __device__ __forceinline__ uint32_t warp_min(uint32_t v)
 /* Leaf number (0-based) where the search for q ends: from where the start table says (the root
  * without one) down. With WARP_UNIFORM and G > 1 the warp's ballots need every group at every
  * level, so the loop runs from the warp's shallowest start and a group takes part, reading
- * nothing, until its own level comes. F: the fanout when known at compile time (0: the view's). */
-template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0>
+ * nothing, until its own level comes. F: the fanout when known at compile time (0: the view's);
+ * HINTS: the load priorities of the fixed shape's node searches (ntg_policy.h, NTG_L2_HINTS). */
+template <typename K, int G, bool WARP_UNIFORM, typename CH, int F = 0, int HINTS = 0>
 __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lane_in_group,
                                             uint32_t group_shift, CH children)
 {
@@ -336,8 +341,8 @@ __device__ __forceinline__ uint64_t descend(const ntg_view &v, K q, uint32_t lan
         const bool active = level >= from;
         uint32_t last;
         const uint32_t first = children(v, level, active ? node : 0u, &last);
-        const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F>(keys + (uint64_t)node * fanout, fanout, q,
-                                                                      lane_in_group, group_shift, active);
+        const uint32_t j = group_count<K, G, false, WARP_UNIFORM, F, HINTS>(keys + (uint64_t)node * fanout, fanout,
+                                                                             q, lane_in_group, group_shift, active);
         if (active)
             node = first + (j < last ? j : last);
     }
@@ -376,7 +381,7 @@ __device__ __forceinline__ void descend_multi(const ntg_view &v, const K (&q)[Q]
             for (int e = 0; e < PER; e++)
                 part[k][e] = 0;
             if (has_chunk && active)
-                load_chunk<K, PER, NTG_NODE_HINT>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
+                load_chunk<K, PER>(keys + (uint64_t)node[k] * F + lane_in_group * PER, part[k]);
         }
 #pragma unroll
         for (int k = 0; k < Q; k++) {

@@ -39,8 +39,9 @@ template <int F> using cut_param = typename std::conditional<F == 0, ntg_top_cut
 
 /* F, L: the tree's fanout and leaf size when the kernel is compiled for them (NTG_FIXED_*; the
  * node searches unrolled with constant offsets), 0 when read from the view. VALUES_WITH_LEAF (fixed
- * shape only): the leaf's values loaded beside its keys (leaf_lookup_fixed), for small batches. */
-template <typename K, int G, int F = 0, int L = 0, bool VALUES_WITH_LEAF = false>
+ * shape only): the leaf's values loaded beside its keys (leaf_lookup_fixed), for small batches.
+ * HINTS (fixed shape only): the loads' L2 priorities (ntg_device.cuh; ntg_policy.h, NTG_L2_HINTS). */
+template <typename K, int G, int F = 0, int L = 0, bool VALUES_WITH_LEAF = false, int HINTS = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
               const K *__restrict__ queries, const uint32_t *__restrict__ positions,
@@ -57,7 +58,8 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
         const K q = active ? queries[i] : queries[base];
         const uint32_t leaf_size = L ? (uint32_t)L : v.leaf_size;
         const ntg_children_cut<cut_param<F>> children{cut};
-        const uint64_t leaf = descend<K, G, true, decltype(children), F>(v, q, p.lane_in_group, p.group_shift, children);
+        const uint64_t leaf =
+            descend<K, G, true, decltype(children), F, HINTS>(v, q, p.lane_in_group, p.group_shift, children);
         const K *leaf_keys = keys + v.leaf_key_base + leaf * leaf_size;
         bool found = false;
         K value = 0;
@@ -67,12 +69,12 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
             leaf_lookup_fixed<K, G, L>(leaf_keys, values + leaf * L, q, p.lane_in_group, p.group_shift,
                                        v.max_key_present, &found, &value);
         } else {
-            slot = group_count<K, G, true, true, L>(leaf_keys, leaf_size, q, p.lane_in_group, p.group_shift);
+            slot = group_count<K, G, true, true, L, HINTS>(leaf_keys, leaf_size, q, p.lane_in_group, p.group_shift);
         }
         if (active && p.lane_in_group == 0) {
             if constexpr (!VALUES_WITH_LEAF) {
                 found = slot < leaf_size && __ldg(leaf_keys + slot) == q && (q != max_key_of<K>() || v.max_key_present);
-                value = found ? ld_hint<NTG_LEAF_HINT>(values + leaf * leaf_size + slot) : (K)0;
+                value = found ? ld_priority<hint_priority<HINTS, true>()>(values + leaf * leaf_size + slot) : (K)0;
             }
             uint64_t out = i;
             if (positions_out)
@@ -121,7 +123,7 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
             for (int e = 0; e < PER; e++)
                 part[k][e] = 0;
             if (has_chunk)
-                load_chunk<K, PER, NTG_LEAF_HINT>(keys + v.leaf_key_base + (uint64_t)leaf[k] * L + p.lane_in_group * PER, part[k]);
+                load_chunk<K, PER>(keys + v.leaf_key_base + (uint64_t)leaf[k] * L + p.lane_in_group * PER, part[k]);
         }
         bool found[Q];
         uint32_t slot[Q];
@@ -141,7 +143,7 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
             K value[Q];
 #pragma unroll
             for (int k = 0; k < Q; k++)
-                value[k] = found[k] ? ld_hint<NTG_LEAF_HINT>(values + (uint64_t)leaf[k] * L + slot[k]) : (K)0;
+                value[k] = found[k] ? __ldg(values + (uint64_t)leaf[k] * L + slot[k]) : (K)0;
 #pragma unroll
             for (int k = 0; k < Q; k++) {
                 if (idx[k] >= n)
@@ -489,15 +491,20 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
     return true;
 }
 
+/* scattered: queries in no particular order (ntg_launch_lookup), whose large batches read each
+ * leaf once and the internal levels in every lookup: their launches take the load priorities
+ * (ntg_policy.h, NTG_L2_HINTS); grouped queries (ntg_launch_lookup_q: PSA's descent path, whose
+ * neighbours share leaves) keep plain loads. */
 template <typename K>
 static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, uint32_t q_per_group,
-                          const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
+                          bool scattered, const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
                           uint8_t *found_out, uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
     ntg_small_cut small_copy;
     const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
     const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
+    const bool hinted = NTG_L2_HINTS != 0 && scattered && n >= NTG_L2_HINTS_BATCH;
     if (fixed && !small && q_per_group > 1 &&
         launch_lookup_multi<K, F, L>(v, small_copy, g, q_per_group, queries, positions, n, values_out, found_out,
                                      positions_out, position_base, stream))
@@ -507,6 +514,9 @@ static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
         constexpr int G = decltype(group)::value;
         if (fixed && small)
             lookup_kernel<K, G, F, L, true><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
+        else if (fixed && hinted)
+            lookup_kernel<K, G, F, L, false, NTG_L2_HINTS><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
                 *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
         else if (fixed)
             lookup_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
@@ -539,11 +549,10 @@ static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32
     });
 }
 
-extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
-                                           uint32_t queries_per_group, const void *queries,
-                                           const uint32_t *positions, uint64_t n, void *values_out,
-                                           uint8_t *found_out, uint64_t *positions_out,
-                                           uint64_t position_base, cudaStream_t stream)
+static cudaError_t launch_lookup_any(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
+                                     uint32_t queries_per_group, bool scattered, const void *queries,
+                                     const uint32_t *positions, uint64_t n, void *values_out, uint8_t *found_out,
+                                     uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
@@ -552,12 +561,22 @@ extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut 
     assert_view(v);
     assert_cut(v, cut);
     if (v->key_bits == 32)
-        launch_lookup<uint32_t>(v, cut, g, queries_per_group, (const uint32_t *)queries, positions, n,
+        launch_lookup<uint32_t>(v, cut, g, queries_per_group, scattered, (const uint32_t *)queries, positions, n,
                                 (uint32_t *)values_out, found_out, positions_out, position_base, stream);
     else
-        launch_lookup<uint64_t>(v, cut, g, queries_per_group, (const uint64_t *)queries, positions, n,
+        launch_lookup<uint64_t>(v, cut, g, queries_per_group, scattered, (const uint64_t *)queries, positions, n,
                                 (uint64_t *)values_out, found_out, positions_out, position_base, stream);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
+                                           uint32_t queries_per_group, const void *queries,
+                                           const uint32_t *positions, uint64_t n, void *values_out,
+                                           uint8_t *found_out, uint64_t *positions_out,
+                                           uint64_t position_base, cudaStream_t stream)
+{
+    return launch_lookup_any(v, cut, g, queries_per_group, false, queries, positions, n, values_out, found_out,
+                             positions_out, position_base, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const void *queries,
@@ -565,8 +584,8 @@ extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *c
                                          uint8_t *found_out, uint64_t *positions_out,
                                          uint64_t position_base, cudaStream_t stream)
 {
-    return ntg_launch_lookup_q(v, cut, g, 1, queries, positions, n, values_out, found_out, positions_out,
-                               position_base, stream);
+    return launch_lookup_any(v, cut, g, 1, true, queries, positions, n, values_out, found_out, positions_out,
+                             position_base, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,

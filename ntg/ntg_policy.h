@@ -98,6 +98,23 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 #define NTG_VALUES_WITH_LEAF_BATCH (1u << 16)
 #endif
 
+/* L2 eviction priorities of the scattered point lookups (ntg_launch_lookup: queries in no
+ * particular order, no PSA) of NTG_L2_HINTS_BATCH queries or more, on the fixed shape: a mask of
+ * ntg_device.cuh's NTG_HINT_NODES (internal nodes evict_last) and NTG_HINT_LEAVES (leaf keys and
+ * values evict_first); 0 off. Such a batch reads each leaf and value line once and the level above
+ * the leaves (64-bit 2^26 keys: 32 MiB, which would fit the L2) in most lookups, yet the leaves'
+ * lines streaming through the L2 evicted it. Measured on the H100 (bench/NOTES.md, "Session 26"):
+ * 64-bit 2^18 queries 1.17-1.19x -> 1.32-1.38x the Eytzinger baseline, 2^20 1.29-1.31x -> 1.46-1.48x;
+ * 2^16 (the batch's lines stay in the L2 between repeated calls) and PSA's grouped descents lost
+ * 4-8 %: hence the bound and the scattered launches only. No device-wide setting (no persisting
+ * carve-out): the priorities are the loads' own. The #ifndef lets an A/B build change it. */
+#ifndef NTG_L2_HINTS
+#define NTG_L2_HINTS 3
+#endif
+#ifndef NTG_L2_HINTS_BATCH
+#define NTG_L2_HINTS_BATCH (1u << 17)
+#endif
+
 /* The start tables (ntg.h): buckets of about half a leaf's key range (two a leaf: most buckets then
  * lie in one leaf or two, and a descent goes straight to its leaf), at most 2^max_bits. Two tables
  * a version where the tree is large enough to tell them apart:

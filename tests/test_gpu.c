@@ -834,6 +834,45 @@ static void check_without_start_table(uint64_t *rng)
     tu_model_free(&m);
 }
 
+/* The scattered lookups that load with L2 priorities (ntg_policy.h NTG_L2_HINTS: batches of
+ * NTG_L2_HINTS_BATCH queries or more, PSA off, the default shape): every G, both widths, both result
+ * orders, device and host arrays, the smallest and largest key values among the queries, a tree
+ * with deleted keys (separators below their leaves' first keys); and the batch one below the bound
+ * (plain loads) — every answer against the CPU engine. */
+static void test_l2_hints(void **state)
+{
+    (void)state;
+    uint64_t rng = 2026;
+    const uint32_t groups[] = {1, 2, 4, 8, 16, 32};
+    for (unsigned w = 0; w < 2; w++) {
+        const uint32_t bits = w ? 64 : 32;
+        tu_model m;
+        tu_model_make(&m, bits, quick() ? 1u << 17 : 1u << 20, TU_UNIFORM, &rng);
+        harmonia_tree *t = build(&m, HARMONIA_DEFAULT_FANOUT(bits), 16, &rng);
+        for (int round = 0; round < 2; round++) {
+            if (round == 1)
+                delete_every_17th(t, &m);
+            const uint64_t n = NTG_L2_HINTS_BATCH + 777;
+            void *q = make_queries(&m, n, &rng);
+            tu_set(q, bits, 0, 0);
+            tu_set(q, bits, 1, tu_mask(bits));
+            tu_set(q, bits, n - 1, tu_mask(bits));
+            for (unsigned gi = 0; gi < sizeof groups / sizeof groups[0]; gi++) {
+                const uint32_t g = groups[gi];
+                if (g > HARMONIA_DEFAULT_FANOUT(bits) || (quick() && g != 4 && g != 32))
+                    continue;
+                check_lookups(t, bits, q, n, g, 0, 0, 1, 0);
+                check_lookups(t, bits, q, n, g, 0, 0, 1, 1);
+            }
+            check_lookups(t, bits, q, n, 0, 0, 0, 0, 0);                      /* host arrays */
+            check_lookups(t, bits, q, NTG_L2_HINTS_BATCH - 1, 0, 0, 0, 1, 0); /* plain loads */
+            free(q);
+        }
+        harmonia_free(t);
+        tu_model_free(&m);
+    }
+}
+
 /* The start table of trees of both widths, several shapes and key distributions, before and after
  * updates (separators below their leaves' first keys; a reshaping insert batch), and a tree whose
  * allocator refuses it (answers from the root); every entry
@@ -1781,6 +1820,7 @@ int main(void)
         cmocka_unit_test(test_psa_chunked),
         cmocka_unit_test(test_sparse_unordered),
         cmocka_unit_test(test_start_table),
+        cmocka_unit_test(test_l2_hints),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_collect_group_choice),
         cmocka_unit_test(test_device_copy_life_cycle),
