@@ -100,16 +100,20 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
 
 /* L2 eviction priorities of the scattered point lookups (ntg_launch_lookup: queries in no
  * particular order, no PSA) of NTG_L2_HINTS_BATCH queries or more, on the fixed shape: a mask of
- * ntg_device.cuh's NTG_HINT_NODES (internal nodes evict_last) and NTG_HINT_LEAVES (leaf keys and
- * values evict_first); 0 off. Such a batch reads each leaf and value line once and the level above
- * the leaves (64-bit 2^26 keys: 32 MiB, which would fit the L2) in most lookups, yet the leaves'
- * lines streaming through the L2 evicted it. Measured on the H100 (bench/NOTES.md, "Session 26"):
- * 64-bit 2^18 queries 1.17-1.19x -> 1.32-1.38x the Eytzinger baseline, 2^20 1.29-1.31x -> 1.46-1.48x;
- * 2^16 (the batch's lines stay in the L2 between repeated calls) and PSA's grouped descents lost
- * 4-8 %: hence the bound and the scattered launches only. No device-wide setting (no persisting
- * carve-out): the priorities are the loads' own. The #ifndef lets an A/B build change it. */
+ * ntg_device.cuh's NTG_HINT_LEAVES (leaf keys and values loaded evict_first) and NTG_HINT_NODES
+ * (internal nodes evict_last); 0 off. Such a batch reads each leaf and value line once and the
+ * level above the leaves (64-bit 2^26 keys: 32 MiB, which would fit the L2) in most lookups, yet the
+ * leaves' lines streaming through the L2 evicted it. Measured on the H100 (bench/NOTES.md, "Session
+ * 26", calls 2-3; ratios to the Eytzinger baseline of the same process): leaves evict_first, 64-bit
+ * 2^18 queries 1.18-1.20x -> 1.39-1.40x, 2^20 1.30x -> 1.48-1.49x, 32-bit 2^18 1.22-1.24x ->
+ * 1.28-1.32x, 2^20 1.33-1.34x -> 1.38-1.40x; the nodes evict_last as well: the same within the
+ * noise; the nodes alone: level. 2^16 (the batch's leaf lines stay in the L2 between repeated calls)
+ * and PSA's grouped descents (neighbours share leaves) lost 4-8 % with the leaves evict_first: hence
+ * the bound and the scattered launches only. No device-wide setting (no persisting carve-out), and no
+ * line kept above normal priority after the call: the priorities are the loads' own. The #ifndef
+ * lets an A/B build change it. */
 #ifndef NTG_L2_HINTS
-#define NTG_L2_HINTS 3
+#define NTG_L2_HINTS 2
 #endif
 #ifndef NTG_L2_HINTS_BATCH
 #define NTG_L2_HINTS_BATCH (1u << 17)
