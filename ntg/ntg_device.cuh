@@ -74,18 +74,26 @@ template <int HINTS, bool LEAF> constexpr int hint_priority()
     return LEAF ? ((HINTS & NTG_HINT_LEAVES) ? NTG_PRIORITY_FIRST : NTG_PRIORITY_NORMAL)
                 : ((HINTS & NTG_HINT_NODES) ? NTG_PRIORITY_LAST : NTG_PRIORITY_NORMAL);
 }
+/* (createpolicy and the L2 cache hints need sm_80: older targets load plainly) */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define NTG_HAVE_L2_HINTS 1
+#else
+#define NTG_HAVE_L2_HINTS 0
+#endif
 template <int PRIORITY> __device__ __forceinline__ uint64_t l2_policy()
 {
-    uint64_t policy;
+    uint64_t policy = 0;
+#if NTG_HAVE_L2_HINTS
     if constexpr (PRIORITY == NTG_PRIORITY_LAST)
         asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
     else
         asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
     return policy;
 }
 template <int PRIORITY> __device__ __forceinline__ uint4 ld_priority(const uint4 *a)
 {
-    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL || !NTG_HAVE_L2_HINTS) {
         return __ldg(a);
     } else {
         uint4 r;
@@ -97,7 +105,7 @@ template <int PRIORITY> __device__ __forceinline__ uint4 ld_priority(const uint4
 }
 template <int PRIORITY> __device__ __forceinline__ uint2 ld_priority(const uint2 *a)
 {
-    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL || !NTG_HAVE_L2_HINTS) {
         return __ldg(a);
     } else {
         uint2 r;
@@ -108,7 +116,7 @@ template <int PRIORITY> __device__ __forceinline__ uint2 ld_priority(const uint2
 }
 template <int PRIORITY> __device__ __forceinline__ uint32_t ld_priority(const uint32_t *a)
 {
-    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL || !NTG_HAVE_L2_HINTS) {
         return __ldg(a);
     } else {
         uint32_t r;
@@ -118,7 +126,7 @@ template <int PRIORITY> __device__ __forceinline__ uint32_t ld_priority(const ui
 }
 template <int PRIORITY> __device__ __forceinline__ uint64_t ld_priority(const uint64_t *a)
 {
-    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL) {
+    if constexpr (PRIORITY == NTG_PRIORITY_NORMAL || !NTG_HAVE_L2_HINTS) {
         return __ldg(a);
     } else {
         uint64_t r;
