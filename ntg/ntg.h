@@ -93,7 +93,10 @@ static inline bool ntg_valid_group_size(uint32_t g)
 /* Point lookups of n queries (device arrays). With positions (the window-relative original slots
  * of sorted queries) and no positions_out, the result of query slot i goes to output slot
  * positions[i], restoring the original order. With positions_out, results stay in slot i and
- * positions_out[i] = position_base + (positions ? positions[i] : i). Without either, slot i. */
+ * positions_out[i] = position_base + (positions ? positions[i] : i). Without either, slot i.
+ * For queries in no particular order: on the fixed shape, batches of NTG_L2_HINTS_BATCH queries or
+ * more load their leaves and values with an L2 priority (ntg_policy.h, NTG_L2_HINTS; sm_80 and up),
+ * which slows queries grouped by key — those go through ntg_launch_lookup_q, which loads plainly. */
 /* cut: the tree's top cut (NULL or no levels: every level from its closed form). */
 cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                               const uint32_t *positions, uint64_t n, void *values_out,
@@ -103,7 +106,8 @@ cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint
 /* The same with queries_per_group (Q) queries a group in flight at once (each level's Q node loads
  * issued before any is counted): the default-shape kernels of 64-bit keys for G 2, 4, 8 and Q = 2,
  * batches of at least NTG_VALUES_WITH_LEAF_BATCH (ntg_policy.h); any other width, G, Q or batch runs
- * as Q = 1. */
+ * as Q = 1, with plain loads (for queries grouped by key, e.g. PSA's partitioned windows: no L2
+ * priorities, whatever the batch). */
 cudaError_t ntg_launch_lookup_q(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size,
                                 uint32_t queries_per_group, const void *queries, const uint32_t *positions,
                                 uint64_t n, void *values_out, uint8_t *found_out, uint64_t *positions_out,

@@ -107,11 +107,13 @@ static inline unsigned ntg_default_queries_per_group(unsigned key_bits, int sort
  * 26", calls 2-3; ratios to the Eytzinger baseline of the same process): leaves evict_first, 64-bit
  * 2^18 queries 1.18-1.20x -> 1.39-1.40x, 2^20 1.30x -> 1.48-1.49x, 32-bit 2^18 1.22-1.24x ->
  * 1.28-1.32x, 2^20 1.33-1.34x -> 1.38-1.40x; the nodes evict_last as well: the same within the
- * noise; the nodes alone: level. 2^16 (the batch's leaf lines stay in the L2 between repeated calls)
- * and PSA's grouped descents (neighbours share leaves) lost 4-8 % with the leaves evict_first: hence
- * the bound and the scattered launches only. No device-wide setting (no persisting carve-out), and no
- * line kept above normal priority after the call: the priorities are the loads' own. The #ifndef
- * lets an A/B build change it. */
+ * noise; the nodes alone: level. Where they lost: 2^16 batches (their leaf lines stay in the L2
+ * between repeated calls; call 5, the leaves alone: 64-bit -12 to -15 %, 32-bit 0 to -6 %) and PSA's
+ * grouped descents (neighbours share leaves; call 2, with the nodes evict_last as well: -4 to -8 %):
+ * hence the bound and the scattered launches only. No device-wide setting (no persisting carve-out),
+ * and no line kept above normal priority after the call: the priorities are the loads' own. Builds
+ * for sm_80 and up only (createpolicy); older targets load plainly. The #ifndef lets an A/B build
+ * change it. */
 #ifndef NTG_L2_HINTS
 #define NTG_L2_HINTS 2
 #endif
