@@ -216,15 +216,24 @@ __device__ __forceinline__ tile_place pass2_tile(const pass2_tiles &m, uint32_t 
     return t;
 }
 
+/* Pass 2's tile `id` into *place (shared memory), found by the block's first warp (converged: the
+ * blocks are whole warps); the caller synchronises before reading it. */
+__device__ __forceinline__ void pass2_tile_to(const pass2_tiles &m, uint32_t tile, uint32_t id, tile_place *place)
+{
+    if (threadIdx.x < 32) {
+        const tile_place p = pass2_tile(m, tile, id);
+        if (threadIdx.x == 0)
+            *place = p;
+    }
+}
+
 /* The tile of this block, broadcast through shared memory (block-uniform). */
 __device__ __forceinline__ tile_place block_tile(bool second, uint32_t n, const pass2_tiles &m, uint32_t tile,
                                                  tile_place *shared_place)
 {
-    if (second && threadIdx.x < 32) { /* the first warp, converged */
-        const tile_place p = pass2_tile(m, tile, blockIdx.x);
-        if (threadIdx.x == 0)
-            *shared_place = p;
-    } else if (!second && threadIdx.x == 0) {
+    if (second) {
+        pass2_tile_to(m, tile, blockIdx.x, shared_place);
+    } else if (threadIdx.x == 0) {
         const uint64_t begin = (uint64_t)blockIdx.x * tile;
         shared_place->begin = (uint32_t)begin;
         shared_place->end = (uint32_t)(n - begin < tile ? n : begin + tile);
@@ -469,6 +478,7 @@ __global__ void __launch_bounds__(PSA_THREADS) hist2_kernel(const K *__restrict_
 #define HIST2_THREADS 256
 #define HIST2_TILES 4
 #define HIST2_MAX_VECS 4 /* a thread's run: tile / HIST2_THREADS bins, at most 64 bytes */
+static_assert(HIST2_THREADS % 32 == 0, "pass2_tile_to's full-warp ballots: blocks of whole warps");
 
 __device__ __forceinline__ void hist2_flush(uint32_t *counts, uint32_t bins, uint32_t coarse, uint32_t bits2,
                                             uint32_t *__restrict__ hist2)
@@ -497,11 +507,7 @@ __global__ void __launch_bounds__(HIST2_THREADS) hist2_fine_kernel(const F *__re
     uint32_t coarse = UINT32_MAX; /* block-uniform: the coarse bin whose counts the block holds */
     for (uint32_t k = 0; k < HIST2_TILES; k++) {
         __syncthreads(); /* every thread has read the previous place */
-        if (threadIdx.x < 32) { /* the first warp, converged */
-            const tile_place p = pass2_tile(m, tile, blockIdx.x * HIST2_TILES + k);
-            if (threadIdx.x == 0)
-                place = p;
-        }
+        pass2_tile_to(m, tile, blockIdx.x * HIST2_TILES + k, &place);
         __syncthreads();
         const tile_place t = place;
         if (t.begin == t.end)
