@@ -52,19 +52,6 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
     const uint64_t per_warp = 32 / G;
     const K *keys = static_cast<const K *>(v.keys);
     const K *values = static_cast<const K *>(v.leaf_values);
-#ifdef NTG_TOUCH_PARAMS
-    if constexpr (F != 0 && (NTG_TOUCH_PARAMS == 2 || VALUES_WITH_LEAF)) {
-        /* A/B (session 27): every parameter line the descent reads, read before the query's load */
-        const ps_level above = v.levels[v.height >= 2 ? v.height - 2 : 0];
-        const uint64_t touch = (uint64_t)above.base ^ above.share ^ above.extra_end ^ cut.levels ^ cut.first_child[0] ^
-                               (uint64_t)v.keys ^ (uint64_t)v.leaf_values ^ v.n_internal ^ v.leaf_key_base ^
-                               v.max_key_present ^ (uint64_t)values_out ^ (uint64_t)found_out ^
-                               (uint64_t)positions_out ^ (uint64_t)v.start ^ v.start_plan.key_min ^
-                               v.start_plan.key_max ^ v.start_plan.shift ^ v.start_plan.bits ^ v.height ^ position_base;
-        if (touch == 0x5eed5eed5eed5eedull && n == 1)
-            found_out[0] = 2;
-    }
-#endif
     for (uint64_t base = p.warp * per_warp; base < n; base += p.warps * per_warp) {
         const uint64_t i = base + p.group_in_warp;
         const bool active = i < n;
