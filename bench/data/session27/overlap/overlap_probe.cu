@@ -4,7 +4,7 @@
  * the host into S parts of disjoint key ranges (their leaves disjoint, so no leaf is read twice),
  * and the library's own asynchronous calls (each with its own workspace) run them one after another
  * on one stream or at once on S streams, against the whole batch in one call. Public API only.
- * Usage: overlap_probe [log2 keys] [log2 queries] */
+ * Usage: overlap_probe [log2 keys] [log2 queries] [S (0: 1, 2 and 4)] [runs (7)] [sorted only: 1] */
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +23,7 @@ struct part { uint64_t n; uint64_t *q, *v, *pos; uint8_t *f; void *ws; size_t ws
 int main(int argc, char **argv)
 {
     const int kl = argc > 1 ? atoi(argv[1]) : 26, ql = argc > 2 ? atoi(argv[2]) : 27;
+    const int only_s = argc > 3 ? atoi(argv[3]) : 0, runs = argc > 4 ? atoi(argv[4]) : 7, sorted_only = argc > 5 ? atoi(argv[5]) : 0;
     const uint64_t n = 1ull << kl, nq = 1ull << ql;
     std::vector<uint64_t> keys(n), vals(n);
     const int gap = 64 - kl;
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
     harmonia_query_config qc; harmonia_query_config_init(&qc); qc.backend = HARMONIA_BACKEND_GPU; qc.memory = HARMONIA_MEMORY_DEVICE;
     printf("# overlap_probe: 64-bit 2^%d keys, 2^%d uniform queries (all hits); ms, median of 7 (host clock, all streams synchronised)\n", kl, ql);
     for (int S : {1, 2, 4}) {
+        if (only_s && S != only_s)
+            continue;
         std::vector<std::vector<uint64_t>> hq(S);
         for (uint64_t j = 0; j < nq; j++) hq[(qidx[j] * S) / n].push_back(keys[qidx[j]]);
         std::vector<part> P(S);
@@ -50,8 +53,8 @@ int main(int argc, char **argv)
             CK(cudaMalloc(&x.ws, x.ws_bytes));
             CK(cudaStreamCreateWithFlags(&x.s, cudaStreamNonBlocking));
         }
-        for (int ordered = 0; ordered < 2; ordered++)
-            for (int concurrent = 0; concurrent < (S > 1 ? 2 : 1); concurrent++) {
+        for (int ordered = 0; ordered < (sorted_only ? 1 : 2); ordered++)
+            for (int concurrent = 0; concurrent < (S > 1 && !sorted_only ? 2 : 1); concurrent++) {
                 auto run = [&] {
                     for (int p = 0; p < S; p++) {
                         part &x = P[p];
@@ -62,9 +65,9 @@ int main(int argc, char **argv)
                     }
                     CK(cudaDeviceSynchronize());
                 };
-                run(); run();
+                if (runs > 1) { run(); run(); }
                 std::vector<double> ms;
-                for (int r = 0; r < 7; r++) {
+                for (int r = 0; r < runs; r++) {
                     auto a = std::chrono::steady_clock::now(); run(); auto b = std::chrono::steady_clock::now();
                     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
                 }
@@ -85,7 +88,7 @@ int main(int argc, char **argv)
                     }
                 }
                 printf("S=%d %-9s %-10s %8.3f ms (min %.3f) = %6.2f G/s %s\n", S, ordered ? "query" : "sorted",
-                       S == 1 ? "one call" : concurrent ? "S streams" : "one stream", ms[3], ms[0], nq / ms[3] / 1e6,
+                       S == 1 ? "one call" : concurrent ? "S streams" : "one stream", ms[ms.size() / 2], ms[0], nq / ms[ms.size() / 2] / 1e6,
                        bad ? "MISMATCH" : "verified");
                 fflush(stdout);
             }
