@@ -106,7 +106,9 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * partition's bucket width", session 9): 2^27 queries, sorted results, 64-bit 2^26 keys 6.60 ms at
  * 32 leaves a bucket, 6.28 at 64, 6.33 at 128; 32-bit 2^28 keys 6.28 ms at 32, 5.96 at 64, 5.84 at
  * 128 and 256; results in query order no slower. */
+#ifndef PSA_BUCKET_BYTES /* (an A/B build may change it; the library's never does) */
 #define PSA_BUCKET_BYTES 8192u
+#endif
 
 /* The largest window partitioned at once (its scratch is about 40 bytes per query; windows of
  * PSA_CHUNKED_MIN_WINDOW or more add the chunks' slack and table, about 0.2 GB). */
