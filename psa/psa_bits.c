@@ -64,11 +64,6 @@ psa_plan psa_make_plan(uint64_t key_min, uint64_t key_max, uint64_t n_leaves, ui
     } else { /* two passes, the bits split evenly (fewer bins per pass: longer runs per tile), the
                 odd bit where PSA_ODD_BIT_PASS says (psa_policy.h) */
         plan.bits1 = PSA_ODD_BIT_PASS == 1 && bits - bits / 2 <= PSA_MAX_PASS1_BITS ? bits - bits / 2 : bits / 2;
-#ifdef PSA_PASS1_FEWER /* A/B (session 27): pass 1 narrower, pass 2 wider (at most PSA_MAX_PASS_BITS) */
-        plan.bits1 -= PSA_PASS1_FEWER;
-        if (bits - plan.bits1 > PSA_MAX_PASS_BITS)
-            plan.bits1 = bits - PSA_MAX_PASS_BITS;
-#endif
         plan.bits2 = bits - plan.bits1;
     }
     return plan;
