@@ -59,6 +59,17 @@ typedef struct hm_upload_staging {
     bool failed; /* the buffers could not be had: pageable copies from then on */
 } hm_upload_staging;
 
+/* A bucket table of the staged search (ntg_build_bucket_table of `plan`), kept for the plan's
+ * calls: the tree's plan and its unordered calls' (which differ on large 64-bit trees) each keep
+ * theirs, so that calls of both orders do not rebuild them in turn. */
+#define HM_BUCKET_TABLES 2
+typedef struct hm_bucket_table {
+    uint32_t *d;
+    uint64_t bytes;
+    psa_plan plan;
+    bool valid;                /* built for this version: its work queued on the copy's stream */
+} hm_bucket_table;
+
 typedef struct hm_gpu {
     struct harmonia_tree *owner; /* the tree that adopted the copy (hm_gpu_adopt_copy), else NULL */
     int device;                /* the device of the copy */
@@ -79,13 +90,14 @@ typedef struct hm_gpu {
     uint64_t tree_bytes;       /* the device copy */
     uint64_t version;          /* the tree version it holds */
     psa_plan plan;             /* PSA by partition: the tree's default plan (psa_make_plan) */
+    psa_plan plan_unordered;   /* the unordered device-array lookups' (psa_unordered_plan): plan, or one
+                                  bit fewer on large 64-bit trees */
     uint64_t min_value;        /* the value of the smallest key (lower bounds below the span, and
                                   queries equal to it: psa_known_answers) */
     uint64_t max_value;        /* the value of the largest key (queries equal to it) */
-    uint32_t *d_bucket_table;  /* ntg_build_bucket_table of table_plan; stale after any change */
-    psa_plan table_plan;
-    bool table_valid;
-    uint64_t table_bytes;
+    hm_bucket_table tables[HM_BUCKET_TABLES]; /* the staged search's bucket tables of the plans in use
+                                  (the tree's two, or a config's psa_bits); stale after any change */
+    uint32_t table_next;       /* the table a new plan takes when none is free (the one built longest ago) */
     ntg_start_entry *d_start;  /* the coarse start table of this version (ntg.h), once built: view.start */
     uint64_t start_bytes;
     ntg_start_entry *d_start_fine; /* the fine one (ntg_policy.h), once built: start_fine */
@@ -214,8 +226,10 @@ void hm_gpu_order_after_calls(hm_gpu *g);
 harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool host_staging, bool psa,
                                      uint32_t lanes);
 
-/* The bucket table of plan, built on g->stream if the copy has none for this plan (announced). */
-harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan);
+/* The bucket table of plan in *table_out: one of the copy's (g->tables), built on g->stream if none
+ * holds this plan's buckets (into a free one, else the one built longest ago, after the calls that
+ * may still read it; announced). */
+harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, const uint32_t **table_out);
 
 /* The tree's scan scratch for range offsets of `count` ranges on device arrays, grown as needed
  * (announced). */

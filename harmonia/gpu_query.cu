@@ -48,6 +48,7 @@ typedef struct hm_call {
     uint32_t window;
     uint32_t lanes;        /* lanes used: windows in flight */
     psa_plan plan;
+    const uint32_t *table;  /* the staged search's bucket table of plan (hm_gpu_prepare_table) */
     cudaStream_t stream;
     bool async;            /* return once queued (device arrays only) */
     void *workspace;       /* the caller's scratch (device arrays), or NULL: the tree's */
@@ -143,7 +144,9 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
     c->psa_option = config->psa;
     const bool point = c->op == OP_LOOKUP || c->op == OP_LOWER_BOUND;
     const bool psa_applies = point && tree->kr.n_keys > 0;
-    c->plan = g->plan;
+    /* unordered lookups of device arrays: the tree's plan, or one bit fewer on large 64-bit trees
+     * (psa_unordered_plan); a config's psa_bits decides for itself */
+    c->plan = c->unordered && c->device_memory ? g->plan_unordered : g->plan;
     if (config->psa_bits)
         c->plan = psa_make_plan(c->plan.key_min, c->plan.key_max, tree->kr.n_leaves,
                                 tree->kr.leaf_size * (tree->kr.key_bits / 8), config->psa_bits);
@@ -257,13 +260,13 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
             return e;
         const bool lower_bound = c->op == OP_LOWER_BOUND;
         if (c->unordered)
-            return ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, false, part.keys, n, part.in_span,
+            return ntg_launch_search_partitioned(v, &c->plan, c->table, false, part.keys, n, part.in_span,
                                                  d_out[0], NULL, (uint8_t *)d_out[1], true, stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found */
         void *values_out = lower_bound ? d_out[1] : d_out[0];
         void *keys_out = lower_bound ? d_out[0] : NULL;
         uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
-        e = ntg_launch_search_partitioned(v, &c->plan, g->d_bucket_table, lower_bound, part.keys, n, part.in_span,
+        e = ntg_launch_search_partitioned(v, &c->plan, c->table, lower_bound, part.keys, n, part.in_span,
                                           values_out ? scratch->slot_values : NULL,
                                           keys_out ? scratch->slot_keys : NULL, scratch->slot_found, false, stream);
         const psa_known_answers known = known_answers(g, &c->plan, lower_bound);
@@ -360,7 +363,7 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     if (c->psa)
         st = c->workspace ? fit_workspace(tree, c) : prepare_device_psa(tree, c);
     if (st == HARMONIA_OK && c->psa && !c->psa_descent) /* (the descent path's plan needs no bucket table) */
-        st = hm_gpu_prepare_table(tree, &c->plan);
+        st = hm_gpu_prepare_table(tree, &c->plan, &c->table);
     if (st != HARMONIA_OK)
         return st;
     cudaError_t e = hm_gpu_wait_ready(g, c->stream); /* a new table or scratch, queued on the tree's stream */
@@ -449,7 +452,7 @@ static harmonia_status run_host(harmonia_tree *tree, hm_call *c)
     const uint32_t lanes = windows < c->lanes ? (uint32_t)windows : c->lanes;
     harmonia_status st = hm_gpu_prepare_lanes(tree, window, true, c->psa, lanes);
     if (st == HARMONIA_OK && c->psa) /* built once per tree version and plan on the tree's stream */
-        st = hm_gpu_prepare_table(tree, &c->plan);
+        st = hm_gpu_prepare_table(tree, &c->plan, &c->table);
     if (st != HARMONIA_OK)
         return st;
     cudaError_t e = cudaSuccess;

@@ -336,9 +336,12 @@ static void free_device_copy(hm_gpu *g, bool wait)
     hm_upload_staging_free(g); /* waits for its own DMA, if any is left */
     free_lanes(g);
     free_scan(g);
-    hm_gpu_free(g, g->d_bucket_table, g->table_bytes);
-    g->d_bucket_table = NULL;
-    g->table_valid = false;
+    for (int i = 0; i < HM_BUCKET_TABLES; i++) {
+        hm_gpu_free(g, g->tables[i].d, g->tables[i].bytes);
+        g->tables[i].d = NULL;
+        g->tables[i].bytes = 0;
+        g->tables[i].valid = false;
+    }
     hm_gpu_free(g, g->d_start, g->start_bytes);
     g->d_start = NULL;
     g->view.start = NULL;
@@ -441,7 +444,9 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
         kr_at_rank(t, t->n_keys - 1, &max_key, &g->max_value);
     }
     g->plan = psa_make_plan(min_key, max_key, t->n_leaves, t->leaf_size * (t->key_bits / 8), 0);
-    g->table_valid = false;
+    g->plan_unordered = psa_unordered_plan(&g->plan, t->key_bits, t->n_leaves, t->leaf_size * (t->key_bits / 8));
+    for (int i = 0; i < HM_BUCKET_TABLES; i++)
+        g->tables[i].valid = false;
     v->start = NULL; /* until prepare_start builds this version's */
     g->start_fine = NULL;
     g->start_done = false;
@@ -1119,26 +1124,40 @@ harmonia_status hm_gpu_prepare_lanes(harmonia_tree *tree, uint32_t window, bool 
     return HARMONIA_OK;
 }
 
-harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan)
+harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, const uint32_t **table_out)
 {
     hm_gpu *g = tree->gpu;
-    if (g->table_valid && psa_same_buckets(&g->table_plan, plan))
-        return HARMONIA_OK;
+    *table_out = NULL;
+    int slot = -1;
+    for (int i = 0; i < HM_BUCKET_TABLES; i++)
+        if (g->tables[i].valid && psa_same_buckets(&g->tables[i].plan, plan)) {
+            *table_out = g->tables[i].d;
+            return HARMONIA_OK;
+        }
+    for (int i = 0; i < HM_BUCKET_TABLES && slot < 0; i++)
+        if (!g->tables[i].valid)
+            slot = i;
+    if (slot < 0) /* every table holds another plan: the one built longest ago gives way */
+        slot = (int)(g->table_next % HM_BUCKET_TABLES);
+    g->table_next = (uint32_t)(slot + 1) % HM_BUCKET_TABLES;
+    hm_bucket_table *b = &g->tables[slot];
+    b->valid = false; /* until rebuilt: a failure below leaves no table claiming the old plan */
     const uint64_t bytes = (((uint64_t)1 << plan->bits) + 1) * sizeof(uint32_t);
-    if (bytes > g->table_bytes) {
-        hm_gpu_free(g, g->d_bucket_table, g->table_bytes);
-        g->d_bucket_table = NULL;
-        g->table_bytes = 0;
-        HM_CUDA(tree, hm_gpu_alloc(g, (void **)&g->d_bucket_table, bytes));
-        g->table_bytes = bytes;
+    if (bytes > b->bytes) {
+        hm_gpu_free(g, b->d, b->bytes); /* after the calls that may still read it */
+        b->d = NULL;
+        b->bytes = 0;
+        HM_CUDA(tree, hm_gpu_alloc(g, (void **)&b->d, bytes));
+        b->bytes = bytes;
     }
     /* on the copy's stream: after the queries already queued (which may read the old table), before
      * the ones that wait for the announcement */
     hm_gpu_order_after_calls(g);
-    HM_CUDA(tree, ntg_build_bucket_table(&g->view, plan, g->d_bucket_table, g->stream));
+    HM_CUDA(tree, ntg_build_bucket_table(&g->view, plan, b->d, g->stream));
     HM_CUDA(tree, hm_gpu_announce(g));
-    g->table_plan = *plan;
-    g->table_valid = true;
+    b->plan = *plan;
+    b->valid = true;
+    *table_out = b->d;
     return HARMONIA_OK;
 }
 
@@ -1164,8 +1183,10 @@ extern "C" void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *
     if (t->gpu) {
         info->device_resident = true;
         info->device_version = t->gpu->version;
-        info->device_bytes = t->gpu->tree_bytes + t->gpu->lane_bytes + t->gpu->scan_scratch_bytes + t->gpu->table_bytes +
+        info->device_bytes = t->gpu->tree_bytes + t->gpu->lane_bytes + t->gpu->scan_scratch_bytes +
                              t->gpu->start_bytes + t->gpu->start_fine_bytes;
+        for (int i = 0; i < HM_BUCKET_TABLES; i++)
+            info->device_bytes += t->gpu->tables[i].bytes;
         info->device = t->gpu->device;
     }
     pthread_mutex_unlock(&t->gpu_lock);

@@ -162,6 +162,18 @@ static inline psa_plan psa_descent_plan(const psa_plan *plan, uint64_t n_leaves,
     return psa_make_plan(plan->key_min, plan->key_max, n_leaves, leaf_bytes, PSA_DESCENT_BITS);
 }
 
+/* The plan of unordered lookups of device arrays on a tree whose plan is `plan` (key_bits-bit keys,
+ * n_leaves leaves of leaf_bytes bytes): one bit fewer where psa_unordered_wider says (psa_policy.h:
+ * large 64-bit trees, whose unordered passes pay more for their bins than the staged search for
+ * wider buckets), else the same plan. */
+static inline psa_plan psa_unordered_plan(const psa_plan *plan, uint32_t key_bits, uint64_t n_leaves,
+                                          uint32_t leaf_bytes)
+{
+    if (!psa_unordered_wider(key_bits, plan->bits))
+        return *plan;
+    return psa_make_plan(plan->key_min, plan->key_max, n_leaves, leaf_bytes, plan->bits - 1);
+}
+
 /* The bucket of key q (host and device). */
 PSA_HD uint32_t psa_bucket(const psa_plan *plan, uint64_t q)
 {

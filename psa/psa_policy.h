@@ -110,6 +110,27 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
 #define PSA_BUCKET_BYTES 8192u
 #endif
 
+/* Unordered lookups of device arrays (harmonia_lookup_unordered: results in slot order) on 64-bit
+ * trees whose plan has PSA_UNORDERED_WIDER_MIN_BITS bits or more partition on a plan of one bit
+ * fewer (buckets twice as wide: pass 1, or for odd plans pass 2, at half its bins); results in
+ * query order keep the tree's plan (psa_unordered_plan, psa.h). Measured on the H100 (bench/NOTES.md,
+ * "Session 27", calls 8-9; 2^27 queries, the plan one bit fewer for every call): 64-bit 2^26 keys
+ * (16 -> 15 bits) sorted results 1.41-1.42x -> 1.47x the baseline (24.8-25.0 -> 25.8 G/s), 2^27 keys
+ * (17 -> 16) 1.30-1.32x -> 1.40-1.41x; kernel times, 2^26 keys: pass 1 1.78 -> 1.31 ms, pass 2 1.74
+ * -> 1.81, the staged search 1.79 -> 2.14 (a tile stages its buckets' leaves whole); 2^27 keys: pass
+ * 2 at 2^9 bins 2.39 -> 1.74 ms at 2^8, the search 1.73 -> 2.32. Not for results in query order
+ * (their passes carry no positions and gain less: 0 to -3 %), smaller trees (64-bit 2^23 keys,
+ * 13 -> 12 bits: sorted -4.5 %) or 32-bit keys (2^28 keys, 17 -> 16: sorted level, query order -3 %).
+ * Host arrays keep the tree's plan (their calls are bound by the copies; not measured). 0 turns it
+ * off (the #ifndef lets an A/B build change it). */
+#ifndef PSA_UNORDERED_WIDER_MIN_BITS
+#define PSA_UNORDERED_WIDER_MIN_BITS 16
+#endif
+static inline int psa_unordered_wider(unsigned key_bits, unsigned plan_bits)
+{
+    return PSA_UNORDERED_WIDER_MIN_BITS > 0 && key_bits == 64 && plan_bits >= PSA_UNORDERED_WIDER_MIN_BITS;
+}
+
 /* The largest window partitioned at once (its scratch is about 40 bytes per query; windows of
  * PSA_CHUNKED_MIN_WINDOW or more add the chunks' slack and table, about 0.2 GB). */
 #define PSA_MAX_WINDOW (1u << 27)

@@ -656,6 +656,65 @@ static void test_psa_chunked(void **state)
 }
 
 
+/* The staged search's bucket tables (gpu_tree.cu, HM_BUCKET_TABLES): calls of three plans in turn
+ * (a config's psa_bits of 16, 19 and 13), results in query order and unordered in turn, twice over
+ * and again after an update (a new version: every table stale), so that each plan's table is built,
+ * found again, and gives way to a third; then (not under the sanitizers) the unordered lookups' own
+ * plan (psa_unordered_plan: one bit fewer on 64-bit trees of 2^22 leaves and more) beside the
+ * tree's, unordered, in query order and unordered again, with the library's defaults, over 2^26
+ * keys at 8 queries a leaf (the staged search in both orders). Every result against the CPU
+ * engine. */
+static void test_bucket_tables(void **state)
+{
+    (void)state;
+    uint64_t rng = 41;
+    tu_model m;
+    tu_model_make(&m, 64, quick() ? 1u << 16 : 1u << 20, TU_UNIFORM, &rng);
+    harmonia_tree *t = build_filled(&m, 16, 16, 1.0, &rng);
+    const uint64_t n = quick() ? (1u << 14) + 3 : (1u << 18) + 5;
+    void *q = make_queries(&m, n, &rng);
+    const uint32_t plan_bits[] = {16, 19, 13};
+    for (int round = 0; round < 3; round++) {
+        for (int k = 0; k < 6; k++) {
+            if (quick() && k >= 4)
+                break;
+            config_psa_bits = plan_bits[k % 3];
+            check_lookups(t, 64, q, n, 0, 1, 0, 1, (k + round) % 2);
+        }
+        if (round == 1)
+            delete_every_17th(t, &m);
+    }
+    config_psa_bits = 0;
+    free(q);
+    harmonia_free(t);
+    tu_model_free(&m);
+    if (quick())
+        return;
+    /* the defaults on a large 64-bit tree: two plans, two tables */
+    assert_true(psa_unordered_wider(64, 16));
+    tu_model_make(&m, 64, 1u << 26, TU_UNIFORM, &rng);
+    t = build_filled(&m, 16, 16, 1.0, &rng);
+    const uint64_t big = 1u << 25;
+    q = make_queries(&m, big, &rng);
+    for (uint64_t i = 0; i < big; i += 4099) /* the smallest and largest keys, and outside the span */
+        tu_set(q, 64, i, i % 3 == 0 ? m.keys[0] : i % 3 == 1 ? m.keys[m.n - 1] : tu_mask(64));
+    /* the device bytes after each call: the query-order call adds the tree's plan's table (16 bits)
+     * beside the unordered plan's (15 bits) and nothing else (the same window's scratch); the third
+     * call finds its table */
+    uint64_t held[3];
+    for (int k = 0; k < 3; k++) {
+        check_lookups(t, 64, q, big, 0, -1, 0, 1, k != 1);
+        harmonia_tree_info info;
+        assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
+        held[k] = info.device_bytes;
+    }
+    assert_int_equal(held[1] - held[0], ((1u << 16) + 1) * 4);
+    assert_int_equal(held[2], held[1]);
+    free(q);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
 /* --- the start table (ntg.h) --------------------------------------------------------------------- */
 
 /* The node at `level` of the descent of q from the root on the host tree: the kernels' node search
@@ -1818,6 +1877,7 @@ int main(void)
         cmocka_unit_test(test_psa_partition),
         cmocka_unit_test(test_psa_large_tiles),
         cmocka_unit_test(test_psa_chunked),
+        cmocka_unit_test(test_bucket_tables),
         cmocka_unit_test(test_sparse_unordered),
         cmocka_unit_test(test_start_table),
         cmocka_unit_test(test_l2_hints),

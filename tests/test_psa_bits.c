@@ -92,6 +92,42 @@ static void test_plan_shape(void **state)
     assert_int_equal(psa_bucket(&p, UINT64_MAX), 0);
 }
 
+/* The unordered lookups' plan (psa_unordered_plan, psa_policy.h's PSA_UNORDERED_WIDER_MIN_BITS):
+ * one bit fewer — the same span, buckets twice as wide, passes within their limits — for 64-bit
+ * plans of that many bits or more; the tree's plan itself for smaller 64-bit plans and for 32-bit
+ * keys. */
+static void test_unordered_plan(void **state)
+{
+    (void)state;
+    assert_int_equal(PSA_UNORDERED_WIDER_MIN_BITS, 16);
+    const struct { uint64_t min, max, leaves; uint32_t leaf_bytes, key_bits, bits, unordered_bits; } cases[] = {
+        {0, UINT64_MAX, 1u << 22, 128, 64, 16, 15},  /* 2^26 64-bit keys */
+        {0, UINT64_MAX, 1u << 23, 128, 64, 17, 16},  /* 2^27 */
+        {0, UINT64_MAX, 1u << 25, 128, 64, 19, 18},  /* the cap */
+        {0, UINT64_MAX, 1u << 21, 128, 64, 15, 15},  /* below the bound: the tree's plan */
+        {0, UINT64_MAX, 1u << 19, 128, 64, 13, 13},
+        {0, UINT32_MAX, 1u << 24, 64, 32, 17, 17},   /* 32-bit keys keep the tree's plan */
+        {7, 7, 1, 128, 64, 0, 0},                     /* one key: no buckets either way */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const psa_plan p = psa_make_plan(cases[i].min, cases[i].max, cases[i].leaves, cases[i].leaf_bytes, 0);
+        assert_int_equal(p.bits, cases[i].bits);
+        const psa_plan u = psa_unordered_plan(&p, cases[i].key_bits, cases[i].leaves, cases[i].leaf_bytes);
+        assert_int_equal(u.bits, cases[i].unordered_bits);
+        assert_true(u.key_min == p.key_min && u.key_max == p.key_max);
+        assert_int_equal(u.bits1 + u.bits2, u.bits);
+        assert_true(u.bits1 <= PSA_MAX_PASS1_BITS && u.bits2 <= PSA_MAX_PASS_BITS);
+        assert_int_equal(psa_same_buckets(&p, &u), u.bits == p.bits);
+        assert_int_equal(psa_unordered_wider(cases[i].key_bits, p.bits), u.bits != p.bits);
+        if (u.bits && u.bits != p.bits) { /* bucket b of the wider plan = buckets 2b and 2b + 1 */
+            assert_int_equal(u.shift, p.shift + 1);
+            const uint64_t probes[] = {0, 1, cases[i].max / 3, cases[i].max / 2 + 12345, cases[i].max - 1, cases[i].max};
+            for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++)
+                assert_int_equal(psa_bucket(&u, probes[k]), psa_bucket(&p, probes[k]) / 2);
+        }
+    }
+}
+
 /* The auto policy's choice between the staged search (psa_pays) and the descent path
  * (psa_descent_pays) for lookups, unordered and in query order, at the bounds psa_policy.h gives,
  * and the descent path's plan: one pass on PSA_DESCENT_BITS bits of the span (fewer where it is
@@ -228,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_plan_shape),
         cmocka_unit_test(test_bucket_order),
         cmocka_unit_test(test_descent_or_partition),
+        cmocka_unit_test(test_unordered_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
