@@ -414,7 +414,7 @@ static void set_top_cut(harmonia_tree *tree, hm_gpu *g)
 
 /* The copy's view of its arrays (g->d_*) for the tree's published version (tree->kr), and what goes
  * with it: the top cut, the sizes, the version, the smallest and largest keys' values, the PSA
- * plan; the bucket table is stale. Under the tree's lock. */
+ * plans (the tree's and its unordered lookups'); the bucket tables are stale. Under the tree's lock. */
 static void set_version(harmonia_tree *tree, hm_gpu *g)
 {
     const kr_tree *t = &tree->kr;
