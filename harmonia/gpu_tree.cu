@@ -443,8 +443,9 @@ static void set_version(harmonia_tree *tree, hm_gpu *g)
         kr_at_rank(t, 0, &min_key, &g->min_value);
         kr_at_rank(t, t->n_keys - 1, &max_key, &g->max_value);
     }
-    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, t->leaf_size * (t->key_bits / 8), 0);
-    g->plan_unordered = psa_unordered_plan(&g->plan, t->key_bits, t->n_leaves, t->leaf_size * (t->key_bits / 8));
+    const uint32_t leaf_bytes = t->leaf_size * (t->key_bits / 8);
+    g->plan = psa_make_plan(min_key, max_key, t->n_leaves, leaf_bytes, 0);
+    g->plan_unordered = psa_unordered_plan(&g->plan, t->key_bits, t->n_leaves, leaf_bytes);
     for (int i = 0; i < HM_BUCKET_TABLES; i++)
         g->tables[i].valid = false;
     v->start = NULL; /* until prepare_start builds this version's */
@@ -1138,7 +1139,7 @@ harmonia_status hm_gpu_prepare_table(harmonia_tree *tree, const psa_plan *plan, 
         if (!g->tables[i].valid)
             slot = i;
     if (slot < 0) /* every table holds another plan: the one built longest ago gives way */
-        slot = (int)(g->table_next % HM_BUCKET_TABLES);
+        slot = (int)g->table_next;
     g->table_next = (uint32_t)(slot + 1) % HM_BUCKET_TABLES;
     hm_bucket_table *b = &g->tables[slot];
     b->valid = false; /* until rebuilt: a failure below leaves no table claiming the old plan */
