@@ -248,7 +248,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     const double copy_ms = time_ms(runs, [&] { return cudaMemcpyAsync(d_copy, d_q, n * sizeof(K), cudaMemcpyDeviceToDevice, 0); });
     row("copy of the queries (device to device)", copy_ms, 2 * kb * n, n);
     const double plain_ms = time_ms(runs, [&] {
-        return ntg_launch_lookup(v, &tree->gpu->cut, group, d_q, NULL, n, d_out, d_found, NULL, 0, 0);
+        return ntg_launch_lookup(v, &tree->gpu->cut, group, d_q, NULL, n, d_out, d_found, NULL, 0, NULL, 0);
     });
     row("descent, unsorted queries, in order (PSA off)", plain_ms, (kb + kb + 1) * n, n);
 

@@ -41,6 +41,9 @@ harmonia_status hm_gpu_sync(harmonia_tree *tree, const kr_tree *next, const uint
                             bool ranks_changed, bool skip, void (*publish)(void *context), void *context,
                             uint64_t *bytes_out, bool *incremental_out, bool *blocking_out);
 void hm_gpu_release(harmonia_tree *tree);
+/* What the GPU engine keeps for the tree's whole life (the completion signals' host words), freed
+ * when the tree handle is (hm_tree_delete_handle). */
+void hm_gpu_forget(harmonia_tree *tree);
 void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info);
 
 /* The L2 bytes of the tree's device (its copy's, else the current device's); 0 without a GPU. */

@@ -7,6 +7,7 @@
 bool hm_gpu_usable(void) { return false; }
 harmonia_status hm_gpu_upload(harmonia_tree *tree) { return NO_CUDA(tree); }
 void hm_gpu_release(harmonia_tree *tree) { (void)tree; }
+void hm_gpu_forget(harmonia_tree *tree) { (void)tree; }
 uint64_t hm_gpu_l2_bytes(harmonia_tree *tree) { (void)tree; return 0; }
 harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, void *entries_out, uint64_t capacity,
                                    uint64_t *count_out, psa_plan *plan_out)

@@ -123,6 +123,10 @@ typedef struct hm_gpu {
     cudaStream_t update_stream; /* where an update makes the next version's arrays while queries run
                                   on these (hm_gpu_sync; used by the updater alone) */
     cudaEvent_t retired;       /* recorded on `stream` after the queries of a replaced version */
+    bool signals;              /* the device waits by spinning (its schedule flags): synchronous
+                                  one-launch calls may wait for a completion signal (gpu_tree.cu) */
+    unsigned int *d_blocks_done; /* the signals' block counters, one a call slot (0 between launches),
+                                  made by the first signalled call */
 } hm_gpu;
 
 /* The device scope of an entry point: the tree's device made current, the caller's given back. */
@@ -207,6 +211,17 @@ void hm_gpu_free_pinned(hm_gpu *g, void *pointer, size_t bytes);
 cudaError_t hm_gpu_announce(hm_gpu *g);
 /* Makes `stream` wait for the last announcement unless it was seen complete. */
 cudaError_t hm_gpu_wait_ready(hm_gpu *g, cudaStream_t stream);
+/* Completion signals (gpu_tree.cu, "completion signals"): for a synchronous one-launch call on
+ * `stream` (the tree's lock held, before the launch), a slot of the calls in flight and its signal
+ * for the launch (ntg_signal). false: none (signals off, the memory could not be made, or no slot
+ * free) — the call waits for its stream as any other. On true the caller launches with *signal,
+ * gives the lock back, waits with hm_gpu_signal_wait (or, on an error, calls hm_gpu_signals_off)
+ * and leaves the slot with hm_gpu_call_end. */
+bool hm_gpu_signal_begin(harmonia_tree *tree, cudaStream_t stream, int *slot_out, ntg_signal *signal);
+/* Spins until the signal of slot's launch arrives (checking `stream` every HM_SIGNAL_CHECK_US: a
+ * launch that failed returns its error; a stream done with no signal is done, and turns signals off). */
+cudaError_t hm_gpu_signal_wait(harmonia_tree *tree, cudaStream_t stream, int slot, const ntg_signal *signal);
+void hm_gpu_signals_off(harmonia_tree *tree);
 /* After a device-array call's work is queued on `stream`: g->stream waits for it. */
 cudaError_t hm_gpu_order_after(hm_gpu *g, cudaStream_t stream);
 

@@ -9,6 +9,21 @@
  * most a query config's pipeline_depth may ask. */
 #define HM_LANES 3
 
+/* Synchronous device-array lookups and lower bounds that run as one launch (no partition) wait for
+ * a completion signal (ntg_signal, ntg.h: the kernel's last block writes a word of host memory)
+ * rather than for their stream: measured on the H200 (bench/NOTES.md, "Session 28", the sync
+ * probe), 0.6-1 us sooner a call of 12-14 us. The wait spins, as the runtime's own does on a device
+ * that spins (the default), checking the stream every HM_SIGNAL_CHECK_US microseconds so that a
+ * failed launch is caught; a device set to block or yield while waiting
+ * (cudaDeviceScheduleBlockingSync, cudaDeviceScheduleYield) waits for the stream. HM_SIGNALS 0
+ * turns the signals off (the #ifndef lets an A/B build do that). Nothing here changes a result. */
+#ifndef HM_SIGNALS
+#define HM_SIGNALS 1
+#endif
+#define HM_SIGNAL_CHECK_US 20
+/* Words between two slots' signal words (a cache line: the host threads spinning on them share none). */
+#define HM_SIGNAL_STRIDE 16
+
 /* Host-array range collects: a chunk holds at most HM_COLLECT_MAX_PAIRS pairs, and long ranges are
  * cut into pieces of at most HM_COLLECT_PIECE_PAIRS pairs, each copied by its own warp. */
 #define HM_COLLECT_MAX_PAIRS (1u << 24)

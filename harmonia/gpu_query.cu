@@ -54,6 +54,9 @@ typedef struct hm_call {
     void *workspace;       /* the caller's scratch (device arrays), or NULL: the tree's */
     size_t workspace_bytes;
     int threads;           /* OpenMP team of the host-side copies */
+    bool signalled;        /* a synchronous one-launch call with a completion signal (gpu_tree.cu): */
+    int slot;              /* its slot of the calls in flight, taken before the launch, */
+    ntg_signal signal;     /* and the launch's signal */
 } hm_call;
 
 /* --- options ---------------------------------------------------------------------------------- */
@@ -211,6 +214,7 @@ static psa_known_answers known_answers(const hm_gpu *g, const psa_plan *plan, bo
 static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t stream, const psa_scratch *scratch,
                               void *const *d_in, void *const *d_out, uint32_t n, uint64_t position_base)
 {
+    const ntg_signal *signal = c->signalled ? &c->signal : NULL; /* (one-launch calls only: run_device) */
     /* the descents of grouped queries (PSA's descent path) and of small windows searched without PSA
      * start from the fine start table, the others from the view's coarse one (ntg_policy.h) */
     ntg_view fine;
@@ -242,7 +246,7 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         uint8_t *found_out = (uint8_t *)(lower_bound ? d_out[2] : d_out[1]);
         void *slot_values = values_out ? scratch->slot_values : NULL, *slot_keys = keys_out ? scratch->slot_keys : NULL;
         e = lower_bound ? ntg_launch_lower_bound(v, &g->cut, c->group_size, part.keys, NULL, n, slot_keys, slot_values,
-                                                 scratch->slot_found, stream)
+                                                 scratch->slot_found, NULL, stream)
                         : ntg_launch_lookup_q(v, &g->cut, c->group_size, c->queries_per_group, part.keys, NULL, n,
                                               slot_values, scratch->slot_found, NULL, 0, stream);
         const psa_known_answers known = known_answers(g, &c->plan, lower_bound);
@@ -278,10 +282,10 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     switch (c->op) {
     case OP_LOOKUP:
         return ntg_launch_lookup(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1],
-                                 c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, stream);
+                                 c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, signal, stream);
     case OP_LOWER_BOUND:
         return ntg_launch_lower_bound(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1], (uint8_t *)d_out[2],
-                                      stream);
+                                      signal, stream);
     default:
         return ntg_launch_range_count(v, c->group_size, d_in[0], d_in[1], n, (uint64_t *)d_out[0], stream);
     }
@@ -366,6 +370,10 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         st = hm_gpu_prepare_table(tree, &c->plan, &c->table);
     if (st != HARMONIA_OK)
         return st;
+    /* a synchronous point query that runs as one launch waits for its completion signal, if it gets
+     * one (before the wait below: the signal's counters may be new, queued on the tree's stream) */
+    if (!c->async && !c->psa && c->count <= (1u << 30) && c->op != OP_RANGE_COUNT)
+        c->signalled = hm_gpu_signal_begin(tree, c->stream, &c->slot, &c->signal);
     cudaError_t e = hm_gpu_wait_ready(g, c->stream); /* a new table or scratch, queued on the tree's stream */
     if (e == cudaSuccess && ((!c->psa && c->count <= (1u << 30)) || (c->psa && c->workspace))) {
         /* on the caller's stream alone: one launch (no partition: small batches pay no pipeline
@@ -551,9 +559,9 @@ static harmonia_status check_array(harmonia_tree *tree, const hm_call *c, const 
 static harmonia_status finish_device_call(harmonia_tree *tree, hm_call *c, hm_device_scope *scope,
                                           harmonia_status st)
 {
-    int slot = -1;
+    int slot = c->signalled ? c->slot : -1; /* (a signalled call took its slot before the launch) */
     if (st == HARMONIA_OK && c->count > 0) {
-        if (!c->async)
+        if (!c->async && slot < 0)
             slot = hm_gpu_call_begin(tree, c->stream);
         cudaError_t e = slot < 0 ? hm_gpu_order_after(tree->gpu, c->stream) : cudaSuccess;
         if (e != cudaSuccess)
@@ -561,9 +569,12 @@ static harmonia_status finish_device_call(harmonia_tree *tree, hm_call *c, hm_de
     }
     pthread_mutex_unlock(&tree->gpu_lock);
     if (st == HARMONIA_OK && !c->async && c->count > 0) {
-        cudaError_t e = cudaStreamSynchronize(c->stream);
+        cudaError_t e = c->signalled ? hm_gpu_signal_wait(tree, c->stream, c->slot, &c->signal)
+                                     : cudaStreamSynchronize(c->stream);
         if (e != cudaSuccess)
             st = hm_gpu_fail(tree, e, c->name);
+    } else if (c->signalled) {
+        hm_gpu_signals_off(tree); /* its launch may not have run, or run only in part */
     }
     if (slot >= 0)
         hm_gpu_call_end(tree, slot);

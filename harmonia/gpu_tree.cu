@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harmonia/gpu_internal.h"
 
@@ -244,6 +245,141 @@ void hm_gpu_call_end(harmonia_tree *tree, int slot)
     pthread_mutex_unlock(&tree->calls_lock);
 }
 
+/* --- completion signals ---------------------------------------------------------------------------
+ * A synchronous call that runs as one launch (gpu_query.cu) learns of its end from the kernel
+ * rather than from its stream: it takes its slot of the calls in flight before the launch, and the
+ * launch's last block writes the slot's next sequence number to the slot's word of host memory
+ * (ntg_signal, ntg.h) once every result is written and every read of the tree done; the caller,
+ * without the tree's lock, spins on that word, then leaves the slot. Until then the slot keeps
+ * writers ordered after the call's stream, as for any synchronous call. The words live as long as
+ * the tree (a call may still spin on one while another thread releases the copy); the block
+ * counters live with the copy (the launch reads them, and a copy's memory is freed after the calls
+ * in flight on it). Anything unexpected — a launch that failed, a stream done with no signal —
+ * turns the tree's signals off for good: its calls then wait for their streams. */
+static void free_call_flags(harmonia_tree *tree)
+{
+    if (!tree->call_flags)
+        return;
+    if (tree->call_flags_by_allocator)
+        tree->call_flags_allocator.host_free(tree->call_flags_allocator.context, tree->call_flags,
+                                             tree->call_flags_bytes);
+    else
+        cudaFreeHost(tree->call_flags);
+    tree->call_flags = tree->call_flags_device = NULL;
+    tree->call_flags_bytes = 0;
+}
+
+/* The tree's signal words (under gpu_lock): pinned host memory from the tree's allocator, else
+ * cudaHostAlloc, which the device can write (its address there from cudaHostGetDevicePointer). */
+static bool make_call_flags(harmonia_tree *tree)
+{
+    const size_t bytes = HM_CALLS_IN_FLIGHT * HM_SIGNAL_STRIDE * sizeof(unsigned int);
+    void *host = NULL, *device = NULL;
+    const bool by_allocator = tree->has_allocator && tree->allocator.host_alloc && tree->allocator.host_free;
+    if (by_allocator)
+        host = tree->allocator.host_alloc(tree->allocator.context, bytes);
+    else if (cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
+        host = NULL;
+    cudaGetLastError();
+    if (!host)
+        return false;
+    tree->call_flags = (unsigned int *)host;
+    tree->call_flags_bytes = bytes;
+    tree->call_flags_by_allocator = by_allocator;
+    tree->call_flags_allocator = tree->allocator;
+    if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess || !device) {
+        cudaGetLastError(); /* not memory the device can write: no signals */
+        free_call_flags(tree);
+        return false;
+    }
+    memset(host, 0, bytes);
+    tree->call_flags_device = (unsigned int *)device;
+    memset(tree->call_sequence, 0, sizeof tree->call_sequence);
+    return true;
+}
+
+void hm_gpu_signals_off(harmonia_tree *tree)
+{
+    __atomic_store_n(&tree->signals_off, true, __ATOMIC_RELAXED);
+}
+
+extern "C" void hm_gpu_forget(harmonia_tree *tree)
+{
+    if (tree)
+        free_call_flags(tree);
+}
+
+bool hm_gpu_signal_begin(harmonia_tree *tree, cudaStream_t stream, int *slot_out, ntg_signal *signal)
+{
+    hm_gpu *g = tree->gpu;
+    *slot_out = -1;
+    if (!g->signals || __atomic_load_n(&tree->signals_off, __ATOMIC_RELAXED))
+        return false;
+    if (!tree->call_flags && !make_call_flags(tree)) {
+        hm_gpu_signals_off(tree);
+        return false;
+    }
+    if (!g->d_blocks_done) { /* zeroed on the copy's stream; the call waits for it (hm_gpu_wait_ready) */
+        void *counters = NULL;
+        const size_t bytes = HM_CALLS_IN_FLIGHT * sizeof(unsigned int);
+        cudaError_t e = hm_gpu_alloc(g, &counters, bytes);
+        if (e == cudaSuccess) {
+            g->d_blocks_done = (unsigned int *)counters;
+            e = cudaMemsetAsync(counters, 0, bytes, g->stream);
+            if (e == cudaSuccess)
+                e = hm_gpu_announce(g);
+        }
+        if (e != cudaSuccess) { /* (an allocation the next copy may try again) */
+            cudaGetLastError();
+            if (g->d_blocks_done)
+                hm_gpu_free(g, g->d_blocks_done, bytes);
+            g->d_blocks_done = NULL;
+            g->signals = false;
+            return false;
+        }
+    }
+    const int slot = hm_gpu_call_begin(tree, stream);
+    if (slot < 0)
+        return false;
+    unsigned int sequence = tree->call_sequence[slot] + 1;
+    if (sequence == 0) /* (the words start at 0) */
+        sequence = 1;
+    tree->call_sequence[slot] = sequence;
+    signal->blocks_done = g->d_blocks_done + slot;
+    signal->flag = tree->call_flags_device + slot * HM_SIGNAL_STRIDE;
+    signal->sequence = sequence;
+    *slot_out = slot;
+    return true;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+cudaError_t hm_gpu_signal_wait(harmonia_tree *tree, cudaStream_t stream, int slot, const ntg_signal *signal)
+{
+    const volatile unsigned int *word = tree->call_flags + slot * HM_SIGNAL_STRIDE;
+    uint64_t check = now_us() + HM_SIGNAL_CHECK_US;
+    for (uint32_t spin = 1;; spin++) {
+        if (*word == signal->sequence)
+            return cudaSuccess;
+        if (spin % 64 != 0 || now_us() < check)
+            continue;
+        const cudaError_t e = cudaStreamQuery(stream);
+        if (e == cudaErrorNotReady) {
+            check = now_us() + HM_SIGNAL_CHECK_US;
+            continue;
+        }
+        if (e == cudaSuccess && *word == signal->sequence) /* (it came meanwhile) */
+            return cudaSuccess;
+        hm_gpu_signals_off(tree); /* the launch failed, or its stream is done with no signal */
+        return e; /* cudaSuccess: the stream is done, so are the results */
+    }
+}
+
 void hm_gpu_order_after_calls(hm_gpu *g)
 {
     harmonia_tree *tree = g->owner;
@@ -353,6 +489,8 @@ static void free_device_copy(hm_gpu *g, bool wait)
     hm_gpu_free(g, g->d_values, g->value_bytes);
     hm_gpu_free(g, g->d_first_child, g->first_child_bytes);
     hm_gpu_free(g, g->d_leaf_rank, g->rank_bytes);
+    hm_gpu_free(g, g->d_blocks_done, HM_CALLS_IN_FLIGHT * sizeof(unsigned int));
+    g->d_blocks_done = NULL;
     if (wait && g->stream)
         cudaStreamSynchronize(g->stream);
     if (wait && g->update_stream)
@@ -588,6 +726,11 @@ harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *wha
     g->value_bytes = value_bytes;
     g->first_child_bytes = fc_bytes;
     g->rank_bytes = rank_bytes;
+    /* completion signals where the device spins while waiting (its schedule flags, as set now) */
+    unsigned int flags = 0;
+    const unsigned int schedule = cudaGetDeviceFlags(&flags) == cudaSuccess ? flags & cudaDeviceScheduleMask
+                                                                            : cudaDeviceScheduleBlockingSync;
+    g->signals = HM_SIGNALS && schedule != cudaDeviceScheduleBlockingSync && schedule != cudaDeviceScheduleYield;
     cudaGetLastError();
     cudaError_t e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->query_done, cudaEventDisableTiming);

@@ -99,6 +99,7 @@ harmonia_tree *hm_tree_new(void)
 
 void hm_tree_delete_handle(harmonia_tree *tree)
 {
+    hm_gpu_forget(tree);
     pthread_mutex_destroy(&tree->calls_lock);
     pthread_mutex_destroy(&tree->update_lock);
     pthread_cond_destroy(&tree->drained);

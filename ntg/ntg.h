@@ -90,6 +90,18 @@ static inline bool ntg_valid_group_size(uint32_t g)
     return g == 1 || g == 2 || g == 4 || g == 8 || g == 16 || g == 32;
 }
 
+/* A launch's completion signal (ntg_launch_lookup, ntg_launch_lower_bound; NULL: none). Every block
+ * of the launch, once its threads are done, counts itself in *blocks_done (device memory, 0 before
+ * the launch); the last one sets it back to 0 and, after a system-wide fence, writes `sequence` to
+ * *flag (host memory the device writes through its mapping), so that the host thread that launched
+ * it learns that every result is written — and every read of the tree done — without waiting for
+ * the stream (bench/NOTES.md, "Session 28": 0.6-1 us sooner than cudaStreamSynchronize). */
+typedef struct ntg_signal {
+    unsigned int *blocks_done;
+    unsigned int *flag;
+    unsigned int sequence;
+} ntg_signal;
+
 /* Point lookups of n queries (device arrays). With positions (the window-relative original slots
  * of sorted queries) and no positions_out, the result of query slot i goes to output slot
  * positions[i], restoring the original order. With positions_out, results stay in slot i and
@@ -101,7 +113,7 @@ static inline bool ntg_valid_group_size(uint32_t g)
 cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                               const uint32_t *positions, uint64_t n, void *values_out,
                               uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
-                              cudaStream_t stream);
+                              const ntg_signal *signal, cudaStream_t stream);
 
 /* The same with queries_per_group (Q) queries a group in flight at once (each level's Q node loads
  * issued before any is counted): the default-shape kernels of 64-bit keys for G 2, 4, 8 and Q = 2,
@@ -113,10 +125,11 @@ cudaError_t ntg_launch_lookup_q(const ntg_view *view, const ntg_top_cut *cut, ui
                                 uint64_t n, void *values_out, uint8_t *found_out, uint64_t *positions_out,
                                 uint64_t position_base, cudaStream_t stream);
 
-/* Lower bound; keys_out and values_out may be NULL. Output indexing as ntg_launch_lookup. */
+/* Lower bound; keys_out and values_out may be NULL. Output indexing and signal as ntg_launch_lookup. */
 cudaError_t ntg_launch_lower_bound(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                                    const uint32_t *positions, uint64_t n, void *keys_out,
-                                   void *values_out, uint8_t *found_out, cudaStream_t stream);
+                                   void *values_out, uint8_t *found_out, const ntg_signal *signal,
+                                   cudaStream_t stream);
 
 /* Range counts: counts_out[i] = keys in [lo[i], hi[i]]. */
 cudaError_t ntg_launch_range_count(const ntg_view *view, uint32_t group_size, const void *lo,

@@ -31,6 +31,24 @@ static_assert(1 + NTG_FIXED_FANOUT_32 + 1 <= NTG_SMALL_CUT_ENTRIES && 1 + NTG_FI
               "two levels of the fixed fanouts fit the small cut");
 template <int F> using cut_param = typename std::conditional<F == 0, ntg_top_cut, ntg_small_cut>::type;
 
+/* The end of a signalled launch (ntg_signal, ntg.h): each thread's writes fenced at device scope
+ * before its block counts itself (the last-block pattern), and the last block — after a
+ * system-wide fence — resets the counter and writes the sequence number to the host's word. Every
+ * thread reaches it (the kernels' loops are warp-uniform, with no early exit). */
+__device__ __forceinline__ void signal_done(const ntg_signal &s)
+{
+    if (!s.flag)
+        return;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && atomicAdd(s.blocks_done, 1u) == gridDim.x - 1) {
+        atomicExch(s.blocks_done, 0u);
+        __threadfence_system();
+        *(volatile unsigned int *)s.flag = s.sequence;
+    }
+}
+static const ntg_signal no_signal = {NULL, NULL, 0};
+
 /* ------------------------------------------------------------------------------------------------
  * Kernels (device scope). Every warp loops over its share of queries in steps of 32 / G queries;
  * groups past the end follow along with a dummy query (the loops stay warp-uniform, so that the
@@ -46,7 +64,7 @@ __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
               const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-              uint64_t *__restrict__ positions_out, uint64_t position_base)
+              uint64_t *__restrict__ positions_out, uint64_t position_base, const ntg_signal signal)
 {
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
@@ -85,6 +103,7 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
             found_out[out] = found;
         }
     }
+    signal_done(signal);
 }
 
 /* Point lookups with Q queries a group in flight (descend_multi, ntg_device.cuh): the fixed shape
@@ -164,7 +183,8 @@ template <typename K, int G, int F = 0, int L = 0>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lower_bound_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
                    const K *__restrict__ queries, const uint32_t *__restrict__ positions,
-                   uint64_t n, K *__restrict__ keys_out, K *__restrict__ values_out, uint8_t *__restrict__ found_out)
+                   uint64_t n, K *__restrict__ keys_out, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
+                   const ntg_signal signal)
 {
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
@@ -195,6 +215,7 @@ lower_bound_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ c
             found_out[out] = found;
         }
     }
+    signal_done(signal);
 }
 
 /* The range count takes every level's children from its closed form, the cut's levels too: with
@@ -498,14 +519,16 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
 template <typename K>
 static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, uint32_t q_per_group,
                           bool scattered, const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
-                          uint8_t *found_out, uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
+                          uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
+                          const ntg_signal *signal, cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
     ntg_small_cut small_copy;
     const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
     const bool small = n < NTG_VALUES_WITH_LEAF_BATCH;
     const bool hinted = NTG_L2_HINTS != 0 && scattered && n >= NTG_L2_HINTS_BATCH;
-    if (fixed && !small && q_per_group > 1 &&
+    const ntg_signal sig = signal ? *signal : no_signal;
+    if (fixed && !small && q_per_group > 1 && !signal &&
         launch_lookup_multi<K, F, L>(v, small_copy, g, q_per_group, queries, positions, n, values_out, found_out,
                                      positions_out, position_base, stream))
         return;
@@ -514,25 +537,26 @@ static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
         constexpr int G = decltype(group)::value;
         if (fixed && small)
             lookup_kernel<K, G, F, L, true><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base, sig);
         else if (fixed && hinted)
             lookup_kernel<K, G, F, L, false, NTG_L2_HINTS><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base, sig);
         else if (fixed)
             lookup_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base, sig);
         else
             lookup_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, cut ? *cut : no_cut, queries, positions, n,
                                                                          values_out, found_out, positions_out,
-                                                                         position_base);
+                                                                         position_base, sig);
     });
 }
 
 template <typename K>
 static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const K *queries,
                                const uint32_t *positions, uint64_t n, K *keys_out, K *values_out, uint8_t *found_out,
-                               cudaStream_t stream)
+                               const ntg_signal *signal, cudaStream_t stream)
 {
+    const ntg_signal sig = signal ? *signal : no_signal;
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
     ntg_small_cut small_copy;
     const bool fixed = ntg_fixed_shape(v->fanout, v->leaf_size, v->key_bits) && small_cut(cut, &small_copy);
@@ -541,18 +565,19 @@ static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32
         constexpr int G = decltype(group)::value;
         if (fixed)
             lower_bound_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, small_copy, queries, positions, n,
-                                                                                   keys_out, values_out, found_out);
+                                                                                   keys_out, values_out, found_out, sig);
         else
             lower_bound_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, cut ? *cut : no_cut, queries,
                                                                              positions, n, keys_out, values_out,
-                                                                             found_out);
+                                                                             found_out, sig);
     });
 }
 
 static cudaError_t launch_lookup_any(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
                                      uint32_t queries_per_group, bool scattered, const void *queries,
                                      const uint32_t *positions, uint64_t n, void *values_out, uint8_t *found_out,
-                                     uint64_t *positions_out, uint64_t position_base, cudaStream_t stream)
+                                     uint64_t *positions_out, uint64_t position_base, const ntg_signal *signal,
+                                     cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
@@ -562,10 +587,10 @@ static cudaError_t launch_lookup_any(const ntg_view *v, const ntg_top_cut *cut, 
     assert_cut(v, cut);
     if (v->key_bits == 32)
         launch_lookup<uint32_t>(v, cut, g, queries_per_group, scattered, (const uint32_t *)queries, positions, n,
-                                (uint32_t *)values_out, found_out, positions_out, position_base, stream);
+                                (uint32_t *)values_out, found_out, positions_out, position_base, signal, stream);
     else
         launch_lookup<uint64_t>(v, cut, g, queries_per_group, scattered, (const uint64_t *)queries, positions, n,
-                                (uint64_t *)values_out, found_out, positions_out, position_base, stream);
+                                (uint64_t *)values_out, found_out, positions_out, position_base, signal, stream);
     return cudaGetLastError();
 }
 
@@ -576,22 +601,22 @@ extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut 
                                            uint64_t position_base, cudaStream_t stream)
 {
     return launch_lookup_any(v, cut, g, queries_per_group, false, queries, positions, n, values_out, found_out,
-                             positions_out, position_base, stream);
+                             positions_out, position_base, NULL, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const void *queries,
                                          const uint32_t *positions, uint64_t n, void *values_out,
                                          uint8_t *found_out, uint64_t *positions_out,
-                                         uint64_t position_base, cudaStream_t stream)
+                                         uint64_t position_base, const ntg_signal *signal, cudaStream_t stream)
 {
     return launch_lookup_any(v, cut, g, 1, true, queries, positions, n, values_out, found_out, positions_out,
-                             position_base, stream);
+                             position_base, signal, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
                                               const void *queries, const uint32_t *positions, uint64_t n,
                                               void *keys_out, void *values_out, uint8_t *found_out,
-                                              cudaStream_t stream)
+                                              const ntg_signal *signal, cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
@@ -601,10 +626,10 @@ extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_c
     assert_cut(v, cut);
     if (v->key_bits == 32)
         launch_lower_bound<uint32_t>(v, cut, g, (const uint32_t *)queries, positions, n, (uint32_t *)keys_out,
-                                     (uint32_t *)values_out, found_out, stream);
+                                     (uint32_t *)values_out, found_out, signal, stream);
     else
         launch_lower_bound<uint64_t>(v, cut, g, (const uint64_t *)queries, positions, n, (uint64_t *)keys_out,
-                                     (uint64_t *)values_out, found_out, stream);
+                                     (uint64_t *)values_out, found_out, signal, stream);
     return cudaGetLastError();
 }
 

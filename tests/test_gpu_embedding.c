@@ -10,6 +10,8 @@
  *   - the caller's allocator serves every device and pinned allocation of a tree, all given back by
  *     harmonia_free; harmonia_device_bytes and harmonia_query_workspace_bytes agree with it, and a
  *     call given a workspace allocates nothing;
+ *   - synchronous one-launch calls return when their results are in place (completion signals),
+ *     from several threads at once, across an update, with and without the allocator's pinned memory;
  *   - the caller's current device is never changed; a tree placed on another device (where there is
  *     one) runs there and info reports it; an invalid device is an error, not a crash.
  * Skipped (77) without a GPU. scripts/test.sh runs it; bench/run-gpu.sh runs it under
@@ -626,6 +628,21 @@ static void count_host_free(void *context, void *pointer, size_t bytes)
     cudaFreeHost(pointer);
 }
 
+static void *refuse_host(void *context, size_t bytes)
+{
+    (void)context;
+    (void)bytes;
+    return NULL;
+}
+
+static void no_host_free(void *context, void *pointer, size_t bytes)
+{
+    (void)context;
+    (void)pointer;
+    (void)bytes;
+    fail_msg("a free of pinned memory never handed out");
+}
+
 static void test_caller_allocator(void **state)
 {
     (void)state;
@@ -734,6 +751,273 @@ static void test_caller_allocator(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * Completion signals (include/harmonia.h, STREAMS): a synchronous device-array lookup or lower bound
+ * that runs as one launch returns when its kernel says every result is written, before its stream
+ * is done. The results must be in place then, as seen from another stream that waits for nothing:
+ * each call's outputs are poisoned on the call's stream first and read back on another stream right
+ * after it returns. Calls of every size from 1 query, lookups in both orders and lower bounds, from
+ * several threads on one tree at once (each call a slot of its own), across an update (a new copy)
+ * and with the psa off on 2^20 queries (a launch longer than the wait's check of its stream); the
+ * signals' words come from the caller's allocator (one allocation, made by the first such call and
+ * given back by harmonia_free); with an allocator that has no pinned memory there are none, and
+ * the calls wait for their streams, as right.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct signal_worker {
+    int id;
+    const fixture *f;
+    const void *queries;       /* host, count of them */
+    const answers *lookups;    /* the CPU engine's lookups of queries */
+    const void *lb_keys, *lb_values; /* and its lower bounds */
+    const uint8_t *lb_found;
+    uint64_t count, long_count;
+    int calls;
+    int device;
+    int failures;
+    char message[512];
+} signal_worker;
+
+#define S_FAIL(...)                                                                               \
+    do {                                                                                          \
+        if (w->failures++ == 0)                                                                   \
+            snprintf(w->message, sizeof w->message, __VA_ARGS__);                                 \
+        goto done;                                                                                \
+    } while (0)
+#define S_CUDA(call)                                                                              \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess)                                                                    \
+            S_FAIL("worker %d: %s: %s", w->id, #call, cudaGetErrorString(e_));                    \
+    } while (0)
+
+static void *signal_work(void *arg)
+{
+    signal_worker *w = arg;
+    const fixture *f = w->f;
+    harmonia_tree *tree = f->tree;
+    const size_t kb = f->bits / 8;
+    const uint64_t n = w->count > w->long_count ? w->count : w->long_count;
+    cudaStream_t own = NULL, other = NULL;
+    void *d_q = NULL, *d_v = NULL, *d_k = NULL, *values = NULL, *keys = NULL;
+    uint8_t *d_f = NULL, *found = NULL;
+    uint64_t *d_pos = NULL, *pos = NULL;
+    uint64_t rng = 0x5157 + (uint64_t)w->id;
+    S_CUDA(cudaSetDevice(w->device));
+    values = malloc(n * kb);
+    keys = malloc(n * kb);
+    found = malloc(n);
+    pos = malloc(n * 8);
+    if (!values || !keys || !found || !pos)
+        S_FAIL("worker %d: out of memory", w->id);
+    S_CUDA(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+    S_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    S_CUDA(cudaMalloc(&d_q, n * kb));
+    S_CUDA(cudaMalloc(&d_v, n * kb));
+    S_CUDA(cudaMalloc(&d_k, n * kb));
+    S_CUDA(cudaMalloc((void **)&d_f, n));
+    S_CUDA(cudaMalloc((void **)&d_pos, n * 8));
+    S_CUDA(cudaMemcpy(d_q, w->queries, n * kb, cudaMemcpyHostToDevice));
+    for (int k = 0; k < w->calls; k++) {
+        const int kind = k % 3; /* 0 lookup, 1 unordered lookup, 2 lower bound */
+        const bool long_call = w->long_count && k == w->calls - 1;
+        const uint64_t m = long_call ? w->long_count : k < 3 ? 1 + (uint64_t)k : 1 + next(&rng) % w->count;
+        harmonia_query_config c;
+        harmonia_query_config_init(&c);
+        c.stream = own;
+        if (long_call)
+            c.psa = 0; /* one launch, whatever the size */
+        S_CUDA(cudaMemsetAsync(d_v, 0xA5, m * kb, own));
+        S_CUDA(cudaMemsetAsync(d_k, 0xA5, m * kb, own));
+        S_CUDA(cudaMemsetAsync(d_f, 0xA5, m, own));
+        S_CUDA(cudaMemsetAsync(d_pos, 0xA5, m * 8, own));
+        harmonia_status st = kind == 0   ? harmonia_lookup(tree, &c, d_q, m, d_v, d_f)
+                             : kind == 1 ? harmonia_lookup_unordered(tree, &c, d_q, m, d_v, d_f, d_pos)
+                                         : harmonia_lower_bound(tree, &c, d_q, m, d_k, d_v, d_f);
+        if (st != HARMONIA_OK)
+            S_FAIL("worker %d, call %d (kind %d, %" PRIu64 " queries): %s", w->id, k, kind, m,
+                   harmonia_last_error(tree));
+        /* read back on a stream that waits for nothing: the results are in place at the return */
+        S_CUDA(cudaMemcpyAsync(values, d_v, m * kb, cudaMemcpyDeviceToHost, other));
+        S_CUDA(cudaMemcpyAsync(found, d_f, m, cudaMemcpyDeviceToHost, other));
+        if (kind == 1)
+            S_CUDA(cudaMemcpyAsync(pos, d_pos, m * 8, cudaMemcpyDeviceToHost, other));
+        if (kind == 2)
+            S_CUDA(cudaMemcpyAsync(keys, d_k, m * kb, cudaMemcpyDeviceToHost, other));
+        S_CUDA(cudaStreamSynchronize(other));
+        for (uint64_t i = 0; i < m; i++) {
+            const uint64_t p = kind == 1 ? pos[i] : i;
+            if (p >= m)
+                S_FAIL("worker %d, call %d: slot %" PRIu64 " has position %" PRIu64 " of %" PRIu64, w->id, k, i, p, m);
+            const void *ev = kind == 2 ? w->lb_values : w->lookups->values;
+            const uint8_t *ef = kind == 2 ? w->lb_found : w->lookups->found;
+            if (found[i] != ef[p] || get(values, f->bits, i) != get(ev, f->bits, p) ||
+                (kind == 2 && get(keys, f->bits, i) != get(w->lb_keys, f->bits, p)))
+                S_FAIL("worker %d, call %d (kind %d, %" PRIu64 " queries): query %" PRIu64 " answered found %u value "
+                       "%" PRIu64 ", the CPU engine %u %" PRIu64, w->id, k, kind, m, p, found[i],
+                       get(values, f->bits, i), ef[p], get(ev, f->bits, p));
+        }
+        int now = -1;
+        S_CUDA(cudaGetDevice(&now));
+        if (now != w->device)
+            S_FAIL("worker %d: the current device became %d", w->id, now);
+    }
+done:
+    if (own)
+        cudaStreamSynchronize(own);
+    cudaFree(d_q);
+    cudaFree(d_v);
+    cudaFree(d_k);
+    cudaFree(d_f);
+    cudaFree(d_pos);
+    if (own)
+        cudaStreamDestroy(own);
+    if (other)
+        cudaStreamDestroy(other);
+    free(values);
+    free(keys);
+    free(found);
+    free(pos);
+    return NULL;
+}
+
+/* The CPU engine's lookups and lower bounds of n queries of f. */
+typedef struct signal_answers {
+    answers lookups;
+    void *lb_keys, *lb_values;
+    uint8_t *lb_found;
+} signal_answers;
+
+static void signal_answers_of(const fixture *f, const void *q, uint64_t n, signal_answers *a)
+{
+    cpu_answers(f, q, q, n, &a->lookups);
+    harmonia_query_config c;
+    harmonia_query_config_init(&c);
+    c.backend = HARMONIA_BACKEND_CPU;
+    a->lb_keys = malloc(n * 8);
+    a->lb_values = malloc(n * 8);
+    a->lb_found = malloc(n);
+    assert_int_equal(harmonia_lower_bound(f->tree, &c, q, n, a->lb_keys, a->lb_values, a->lb_found), HARMONIA_OK);
+}
+
+static void free_signal_answers(signal_answers *a)
+{
+    free_answers(&a->lookups);
+    free(a->lb_keys);
+    free(a->lb_values);
+    free(a->lb_found);
+}
+
+/* threads workers on f at once, `calls` calls each (the first of them, alone, also a long call);
+ * returns the failures. */
+static int run_signal_workers(const fixture *f, const void *q, const signal_answers *a, uint64_t count,
+                              uint64_t long_count, int threads, int calls)
+{
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    signal_worker w[THREADS];
+    pthread_t t[THREADS];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < threads; i++) {
+        w[i].id = i;
+        w[i].f = f;
+        w[i].queries = q;
+        w[i].lookups = &a->lookups;
+        w[i].lb_keys = a->lb_keys;
+        w[i].lb_values = a->lb_values;
+        w[i].lb_found = a->lb_found;
+        w[i].count = count;
+        w[i].long_count = i == 0 ? long_count : 0;
+        w[i].calls = calls;
+        w[i].device = device;
+    }
+    if (threads == 1) {
+        signal_work(&w[0]);
+    } else {
+        for (int i = 0; i < threads; i++)
+            assert_int_equal(pthread_create(&t[i], NULL, signal_work, &w[i]), 0);
+        for (int i = 0; i < threads; i++)
+            pthread_join(t[i], NULL);
+    }
+    int failures = 0;
+    for (int i = 0; i < threads; i++)
+        if (w[i].failures) {
+            fprintf(stderr, "%s\n", w[i].message);
+            failures++;
+        }
+    return failures;
+}
+
+static void test_completion_signals(void **state)
+{
+    (void)state;
+    counting k;
+    memset(&k, 0, sizeof k);
+    pthread_mutex_init(&k.lock, NULL);
+    harmonia_allocator alloc;
+    harmonia_allocator_init(&alloc);
+    alloc.context = &k;
+    alloc.device_alloc = count_device_alloc;
+    alloc.device_free = count_device_free;
+    alloc.host_alloc = count_host_alloc;
+    alloc.host_free = count_host_free;
+    fixture a = make_tree(64, quick() ? 60000 : 300000, 16, 21, &alloc);
+    const uint64_t count = quick() ? 5000 : 70000, long_count = quick() ? 1u << 16 : 1u << 20;
+    void *q = make_queries(&a, long_count, 22);
+    signal_answers e;
+    signal_answers_of(&a, q, long_count, &e);
+    assert_int_equal(harmonia_device_upload(a.tree), HARMONIA_OK);
+    /* 1. one thread: the first small synchronous call makes the words, one pinned allocation */
+    const uint64_t host_allocs = k.host_allocs;
+    assert_int_equal(run_signal_workers(&a, q, &e, count, 0, 1, 1), 0);
+    assert_int_equal(k.host_allocs, host_allocs + 1);
+    assert_int_equal(run_signal_workers(&a, q, &e, count, long_count, 1, quick() ? 30 : 300), 0);
+    /* 2. threads on one tree, each call its own slot */
+    const int threads = thread_count();
+    assert_int_equal(run_signal_workers(&a, q, &e, count, long_count, threads, quick() ? 30 : 300), 0);
+    /* 3. an update that splits leaves (a new device copy, new block counters), then again */
+    const uint64_t ni = a.n / 10;
+    uint8_t *kinds = malloc(ni);
+    uint64_t *keys = malloc(ni * 8), *values = malloc(ni * 8), rng = 23;
+    for (uint64_t i = 0; i < ni; i++) {
+        kinds[i] = HARMONIA_OP_UPSERT;
+        keys[i] = next(&rng);
+        values[i] = next(&rng);
+    }
+    harmonia_update_stats stats;
+    assert_int_equal(harmonia_update(a.tree, NULL, kinds, keys, values, ni, &stats), HARMONIA_OK);
+    free(kinds);
+    free(keys);
+    free(values);
+    signal_answers after;
+    signal_answers_of(&a, q, long_count, &after);
+    assert_int_equal(run_signal_workers(&a, q, &after, count, long_count, threads, quick() ? 20 : 100), 0);
+    assert_int_equal(k.host_allocs, host_allocs + 1); /* the words stay the tree's */
+    /* 4. harmonia_free gives every allocation back, the words too */
+    free_fixture(&a);
+    assert_int_equal(k.host_live, 0);
+    assert_int_equal(k.device_live, 0);
+    assert_int_equal(k.host_allocs, k.host_frees);
+    assert_int_equal(k.device_allocs, k.device_frees);
+    assert_false(k.bad_free);
+    free_signal_answers(&after);
+    free_signal_answers(&e);
+    free(q);
+    /* 5. an allocator without pinned memory: no signals; the calls wait for their streams */
+    harmonia_allocator no_pinned;
+    harmonia_allocator_init(&no_pinned);
+    no_pinned.host_alloc = refuse_host;
+    no_pinned.host_free = no_host_free;
+    fixture b = make_tree(32, 50000, 32, 24, &no_pinned);
+    void *qb = make_queries(&b, 1u << 16, 25);
+    signal_answers eb;
+    signal_answers_of(&b, qb, 1u << 16, &eb);
+    assert_int_equal(run_signal_workers(&b, qb, &eb, 4000, 1u << 16, 2, quick() ? 10 : 50), 0);
+    free_signal_answers(&eb);
+    free(qb);
+    free_fixture(&b);
+    pthread_mutex_destroy(&k.lock);
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Devices.
  * ---------------------------------------------------------------------------------------------- */
 static void test_devices(void **state)
@@ -824,6 +1108,7 @@ int main(void)
         cmocka_unit_test(test_async_refuses_host_arrays),
         cmocka_unit_test(test_update_after_queued_queries),
         cmocka_unit_test(test_caller_allocator),
+        cmocka_unit_test(test_completion_signals),
         cmocka_unit_test(test_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
