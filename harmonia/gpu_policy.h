@@ -21,6 +21,13 @@
 #define HM_SIGNALS 1
 #endif
 #define HM_SIGNAL_CHECK_US 20
+/* ... for calls of at most HM_SIGNAL_MAX_BATCH queries: a launch of many blocks pays for the
+ * signal in every block's last steps (a barrier, a fence, an atomic add: with a fence in every
+ * thread, 2^18- and 2^20-query calls ran 12-20 % slower on the H200, bench/NOTES.md, "Session 28",
+ * call 2), and saves a microsecond only where the call is a few microseconds long. */
+#ifndef HM_SIGNAL_MAX_BATCH
+#define HM_SIGNAL_MAX_BATCH (1u << 16)
+#endif
 /* Words between two slots' signal words (a cache line: the host threads spinning on them share none). */
 #define HM_SIGNAL_STRIDE 16
 

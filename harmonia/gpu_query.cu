@@ -372,7 +372,7 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
         return st;
     /* a synchronous point query that runs as one launch waits for its completion signal, if it gets
      * one (before the wait below: the signal's counters may be new, queued on the tree's stream) */
-    if (!c->async && !c->psa && c->count <= (1u << 30) && c->op != OP_RANGE_COUNT)
+    if (!c->async && !c->psa && c->count <= HM_SIGNAL_MAX_BATCH && c->op != OP_RANGE_COUNT)
         c->signalled = hm_gpu_signal_begin(tree, c->stream, &c->slot, &c->signal);
     cudaError_t e = hm_gpu_wait_ready(g, c->stream); /* a new table or scratch, queued on the tree's stream */
     if (e == cudaSuccess && ((!c->psa && c->count <= (1u << 30)) || (c->psa && c->workspace))) {

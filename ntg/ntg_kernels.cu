@@ -31,20 +31,25 @@ static_assert(1 + NTG_FIXED_FANOUT_32 + 1 <= NTG_SMALL_CUT_ENTRIES && 1 + NTG_FI
               "two levels of the fixed fanouts fit the small cut");
 template <int F> using cut_param = typename std::conditional<F == 0, ntg_top_cut, ntg_small_cut>::type;
 
-/* The end of a signalled launch (ntg_signal, ntg.h): each thread's writes fenced at device scope
- * before its block counts itself (the last-block pattern), and the last block — after a
- * system-wide fence — resets the counter and writes the sequence number to the host's word. Every
- * thread reaches it (the kernels' loops are warp-uniform, with no early exit). */
+/* The end of a signalled launch (ntg_signal, ntg.h), as cooperative groups' grid barrier arrives:
+ * the block's threads meet at a barrier, then its first thread fences at device scope (ordering
+ * every write of the block before it) and counts the block; the last block's, after a system-wide
+ * fence, resets the counter and writes the sequence number to the host's word. Every thread
+ * reaches it (the kernels' loops are warp-uniform, with no early exit). A fence in every thread
+ * instead cost the 2^18- and 2^20-query calls 12-20 % (many short blocks each retire later:
+ * bench/NOTES.md, "Session 28", call 2). */
 __device__ __forceinline__ void signal_done(const ntg_signal &s)
 {
     if (!s.flag)
         return;
-    __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0 && atomicAdd(s.blocks_done, 1u) == gridDim.x - 1) {
-        atomicExch(s.blocks_done, 0u);
-        __threadfence_system();
-        *(volatile unsigned int *)s.flag = s.sequence;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(s.blocks_done, 1u) == gridDim.x - 1) {
+            atomicExch(s.blocks_done, 0u);
+            __threadfence_system();
+            *(volatile unsigned int *)s.flag = s.sequence;
+        }
     }
 }
 static const ntg_signal no_signal = {NULL, NULL, 0};
