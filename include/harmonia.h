@@ -37,7 +37,14 @@
  *   is restored before the call returns. Device arrays given to a tree must live on its device.
  * STREAMS. No call synchronises the device (cudaDeviceSynchronize) or a stream other than the
  *   caller's and the tree's own. A synchronous device-array call runs on config->stream and waits
- *   for that stream only; the *_async calls queue their work on the stream they are given and
+ *   for that stream only — lookups and lower bounds of at most 2^16 queries that run as one launch
+ *   (no PSA) wait for their kernel instead, whose last block writes a word of the tree's pinned
+ *   host memory once every result is written and every read of the tree is done (a completion
+ *   signal: 0.6-1 us sooner than the stream, bench/NOTES.md "Session 28"); they return with the
+ *   results in place for work on any stream, while the stream may still show the launch pending
+ *   for a moment. The wait spins, as the runtime's does by default; a device set to block or
+ *   yield while waiting (cudaDeviceScheduleBlockingSync / cudaDeviceScheduleYield when the tree's
+ *   copy is made) and a tree without pinned host memory wait for the stream. The *_async calls queue their work on the stream they are given and
  *   return at once (device arrays only: host arrays are INVALID, never silently synchronous).
  *   Host-array calls run on the tree's own streams and return with the results in place. Updates,
  *   uploads and releases of a tree are ordered after its queries already queued on any stream (the
@@ -51,7 +58,9 @@
  * MEMORY. Host memory comes from malloc. Device and pinned host memory of a tree (its device copy,
  *   the bucket tables, the staging of host-array calls, the staging of uploads (three 32 MiB pinned
  *   buffers, made by the first upload of a tree of more than 16 MiB and kept until the copy is
- *   released) and the scratch of device-array calls) come
+ *   released), the completion signals' words (1 KiB of pinned host memory, made by the first small
+ *   synchronous device-array call and kept until harmonia_free; 64 bytes of counters in the copy)
+ *   and the scratch of device-array calls) come
  *   from the allocator in its config (harmonia_allocator; default: cudaMallocAsync / cudaFreeAsync
  *   on the tree's stream, cudaHostAlloc / cudaFreeHost). harmonia_device_bytes says what the device
  *   copy takes, harmonia_query_workspace_bytes what a call of a given size needs; a caller may hand
