@@ -375,7 +375,9 @@ static harmonia_status run_device(harmonia_tree *tree, hm_call *c)
     if (!c->async && !c->psa && c->count <= HM_SIGNAL_MAX_BATCH && c->op != OP_RANGE_COUNT)
         c->signalled = hm_gpu_signal_begin(tree, c->stream, &c->slot, &c->signal);
     cudaError_t e = hm_gpu_wait_ready(g, c->stream); /* a new table or scratch, queued on the tree's stream */
-    if (e == cudaSuccess && ((!c->psa && c->count <= (1u << 30)) || (c->psa && c->workspace))) {
+    if (e != cudaSuccess) /* (nothing of the call is queued yet) */
+        return hm_gpu_fail(tree, e, "ordering the call after the tree's stream");
+    if ((!c->psa && c->count <= (1u << 30)) || (c->psa && c->workspace)) {
         /* on the caller's stream alone: one launch (no partition: small batches pay no pipeline
          * bookkeeping), or the PSA windows one after another in the caller's workspace */
         const uint32_t window = c->psa ? c->window : (uint32_t)c->count;

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "harmonia/gpu_internal.h"
+#include "util/clock.h"
 
 extern "C" {
 #include "ntg/ntg_policy.h"
@@ -305,8 +305,10 @@ void hm_gpu_signals_off(harmonia_tree *tree)
 
 extern "C" void hm_gpu_forget(harmonia_tree *tree)
 {
-    if (tree)
-        free_call_flags(tree);
+    if (!tree)
+        return;
+    free_call_flags(tree);
+    __atomic_store_n(&tree->signals_off, false, __ATOMIC_RELAXED); /* the next words may serve */
 }
 
 bool hm_gpu_signal_begin(harmonia_tree *tree, cudaStream_t stream, int *slot_out, ntg_signal *signal)
@@ -352,30 +354,36 @@ bool hm_gpu_signal_begin(harmonia_tree *tree, cudaStream_t stream, int *slot_out
     return true;
 }
 
-static uint64_t now_us(void)
+/* The word's value, read with acquire order (what the kernel wrote before it is seen after it, on
+ * hosts weaker than x86's too). */
+static unsigned int signal_word(const harmonia_tree *tree, int slot)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+    return __atomic_load_n(tree->call_flags + slot * HM_SIGNAL_STRIDE, __ATOMIC_ACQUIRE);
 }
 
 cudaError_t hm_gpu_signal_wait(harmonia_tree *tree, cudaStream_t stream, int slot, const ntg_signal *signal)
 {
-    const volatile unsigned int *word = tree->call_flags + slot * HM_SIGNAL_STRIDE;
-    uint64_t check = now_us() + HM_SIGNAL_CHECK_US;
+    const double every = HM_SIGNAL_CHECK_US * 1e-6;
+    double check = util_now_seconds() + every;
     for (uint32_t spin = 1;; spin++) {
-        if (*word == signal->sequence)
+        if (signal_word(tree, slot) == signal->sequence)
             return cudaSuccess;
-        if (spin % 64 != 0 || now_us() < check)
+        if (spin % 64 != 0 || util_now_seconds() < check)
             continue;
         const cudaError_t e = cudaStreamQuery(stream);
         if (e == cudaErrorNotReady) {
-            check = now_us() + HM_SIGNAL_CHECK_US;
+            check = util_now_seconds() + every;
             continue;
         }
-        if (e == cudaSuccess && *word == signal->sequence) /* (it came meanwhile) */
+        if (e == cudaSuccess && signal_word(tree, slot) == signal->sequence) /* (it came meanwhile) */
             return cudaSuccess;
-        hm_gpu_signals_off(tree); /* the launch failed, or its stream is done with no signal */
+        /* the launch failed, or the stream is done with no signal: the kernel is waited for before
+         * the slot (and its counter) is given back, and the tree's signals are off from now on —
+         * but for a stream being captured into a graph, where nothing ran (a synchronous call is
+         * the caller's error there, as cudaStreamSynchronize would say) */
+        cudaStreamSynchronize(stream);
+        if (e != cudaErrorStreamCaptureUnsupported && e != cudaErrorStreamCaptureInvalidated)
+            hm_gpu_signals_off(tree);
         return e; /* cudaSuccess: the stream is done, so are the results */
     }
 }
@@ -730,7 +738,12 @@ harmonia_status hm_gpu_new_copy(harmonia_tree *tree, int device, const char *wha
     unsigned int flags = 0;
     const unsigned int schedule = cudaGetDeviceFlags(&flags) == cudaSuccess ? flags & cudaDeviceScheduleMask
                                                                             : cudaDeviceScheduleBlockingSync;
-    g->signals = HM_SIGNALS && schedule != cudaDeviceScheduleBlockingSync && schedule != cudaDeviceScheduleYield;
+    /* ... and where the host may touch managed results while the kernel's grid is still resident */
+    int concurrent_managed = 0;
+    if (cudaDeviceGetAttribute(&concurrent_managed, cudaDevAttrConcurrentManagedAccess, device) != cudaSuccess)
+        concurrent_managed = 0;
+    g->signals = HM_SIGNALS && schedule != cudaDeviceScheduleBlockingSync && schedule != cudaDeviceScheduleYield &&
+                 concurrent_managed;
     cudaGetLastError();
     cudaError_t e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->query_done, cudaEventDisableTiming);

@@ -271,8 +271,10 @@ harmonia_status hm_set_placement(harmonia_tree *tree, int device, const harmonia
     const bool has = allocator && (chosen.device_alloc || chosen.host_alloc);
     const bool same = tree->device == device && tree->has_allocator == has &&
                       (!has || memcmp(&tree->allocator, &chosen, sizeof chosen) == 0);
-    if (!same)
+    if (!same) {
         hm_gpu_release(tree); /* the next GPU call makes the copy where and how it is now asked */
+        hm_gpu_forget(tree);  /* and its completion signals' words, from the new allocator */
+    }
     tree->device = device;
     tree->has_allocator = has;
     tree->allocator = chosen;

@@ -42,9 +42,13 @@
  *   host memory once every result is written and every read of the tree is done (a completion
  *   signal: 0.6-1 us sooner than the stream, bench/NOTES.md "Session 28"); they return with the
  *   results in place for work on any stream, while the stream may still show the launch pending
- *   for a moment. The wait spins, as the runtime's does by default; a device set to block or
- *   yield while waiting (cudaDeviceScheduleBlockingSync / cudaDeviceScheduleYield when the tree's
- *   copy is made) and a tree without pinned host memory wait for the stream. The *_async calls queue their work on the stream they are given and
+ *   for a moment. The wait spins, as the runtime's own does on a device that spins (the default
+ *   while a process has fewer contexts than CPUs). These calls wait for the stream instead: on a
+ *   device set to block or yield while waiting (cudaDeviceScheduleBlockingSync / Yield when the
+ *   tree's copy is made) or without concurrent managed access; on cudaStreamPerThread; when the
+ *   tree's 16 slots of calls in flight are all taken; for a tree whose allocator's pinned memory
+ *   the device cannot write (or has none); and for good once a signal went wrong (a failed launch)
+ *   until the tree's device or allocator is set again. The *_async calls queue their work on the stream they are given and
  *   return at once (device arrays only: host arrays are INVALID, never silently synchronous).
  *   Host-array calls run on the tree's own streams and return with the results in place. Updates,
  *   uploads and releases of a tree are ordered after its queries already queued on any stream (the
@@ -65,7 +69,8 @@
  *   on the tree's stream, cudaHostAlloc / cudaFreeHost). harmonia_device_bytes says what the device
  *   copy takes, harmonia_query_workspace_bytes what a call of a given size needs; a caller may hand
  *   a device-array call its own workspace (config->workspace, CUB's two-phase style), and the tree
- *   then allocates nothing for that call. Without one, a call may allocate query buffers of the tree
+ *   then allocates no scratch for that call (the first small synchronous call of a tree still makes
+ *   the completion signals' 1 KiB and 64 bytes, once). Without one, a call may allocate query buffers of the tree
  *   while others are in flight (seen: 4.3 MB for a batch of 3000 queries on a tree of 0.6 MB), so an
  *   engine whose pool is tight hands each stream a workspace (tests/test_gpu_concurrent.c).
  * ============================================================================================== */
@@ -151,8 +156,9 @@ typedef void (*harmonia_progress_fn)(void *arg, const char *phase, double fracti
  * once (NULL: out of memory, the call fails with DEVICE_MEMORY); stream is the tree's own stream
  * (cudaStream_t), for stream-ordered pools. device_free is called once the memory is no longer used
  * by any work of the tree (the library has waited for it). host_alloc / host_free give pinned host
- * memory (the staging buffers of host-array queries and of uploads; NULL: out of memory, and an
- * upload then copies from pageable memory, slower). Either pair may be NULL:
+ * memory (the staging buffers of host-array queries and of uploads, and the completion signals'
+ * words, which the device writes: memory the device cannot address turns the signals off; NULL:
+ * out of memory, and an upload then copies from pageable memory, slower). Either pair may be NULL:
  * the library's default for that kind. Make one with harmonia_allocator_init, then set the
  * pointers; the library copies the struct. */
 typedef struct harmonia_allocator {

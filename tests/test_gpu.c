@@ -6,6 +6,7 @@
  * device copy's life cycle and the out-of-memory error; every kind of memory an array can live in
  * (memory AUTO). Skipped (77) without a GPU. */
 #include <cuda_runtime.h>
+#include <pthread.h>
 
 #include "tests/test_util.h"
 #include "harmonia/tree_internal.h" /* the leaf level, to pick the dirty leaves of a scattered batch */
@@ -14,6 +15,7 @@
 #include "ntg/ntg_policy.h"         /* the collect's G from the mean length, and the default G */
 #include "ntg/ntg.h"                /* the start table's entries */
 #include "harmonia/gpu_engine.h"    /* hm_gpu_start_table */
+#include "harmonia/gpu_policy.h"    /* HM_SIGNAL_MAX_BATCH: which calls take a completion signal */
 
 static const uint32_t node_sizes[] = {8, 16, 32, 64, 128};
 /* psa_bits of the query configs the check functions make (0: the plan's own) */
@@ -1366,6 +1368,133 @@ static void test_device_copy_life_cycle(void **state)
     tu_model_free(&m2);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Completion signals (gpu_tree.cu, "completion signals"), seen from inside: small synchronous
+ * device-array lookups and lower bounds take their slot's next sequence number (each such call one,
+ * so the slots' sequences sum to the calls), the tree's words exist and the signals stay on; a
+ * call above HM_SIGNAL_MAX_BATCH, an asynchronous one and one that finds every slot taken wait
+ * for their streams (no sequence); a new allocator (harmonia_set_device) frees the words and the
+ * next call makes them again. Every result against the CPU engine. (test_gpu_embedding's
+ * test_completion_signals checks the contract from outside: results in place at the return.)
+ * ---------------------------------------------------------------------------------------------- */
+static uint64_t signal_sequences(const harmonia_tree *t)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < HM_CALLS_IN_FLIGHT; i++)
+        sum += t->call_sequence[i];
+    return sum;
+}
+
+static void check_device_lookup(harmonia_tree *t, const harmonia_query_config *c, const void *q, const void *d_q,
+                                uint64_t n, const reference *ref, void *d_v, uint8_t *d_f)
+{
+    assert_int_equal(cudaMemset(d_v, 0xA5, n * 8), cudaSuccess);
+    assert_int_equal(harmonia_lookup(t, c, d_q, n, d_v, d_f), HARMONIA_OK);
+    uint64_t *v = malloc(n * 8);
+    uint8_t *f = malloc(n);
+    to_host(v, d_v, n * 8);
+    to_host(f, d_f, n);
+    assert_memory_equal(v, ref->values, n * 8);
+    assert_memory_equal(f, ref->found, n);
+    free(v);
+    free(f);
+    (void)q;
+}
+
+static void *pinned_alloc(void *context, size_t bytes)
+{
+    (void)context;
+    void *p = NULL;
+    return cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess ? p : NULL;
+}
+
+static void pinned_free(void *context, void *pointer, size_t bytes)
+{
+    (void)context;
+    (void)bytes;
+    cudaFreeHost(pointer);
+}
+
+static void test_completion_signals_taken(void **state)
+{
+    (void)state;
+    uint64_t rng = 2811;
+    tu_model m;
+    tu_model_make(&m, 64, quick() ? 50000 : 200000, TU_UNIFORM, &rng);
+    harmonia_tree *t = build(&m, 16, 16, &rng);
+    const uint64_t n = 4096, large = HM_SIGNAL_MAX_BATCH + 1;
+    void *q = make_queries(&m, large, &rng);
+    reference ref, ref_large, ref_lb;
+    cpu_reference(t, 64, q, n, 0, &ref);
+    cpu_reference(t, 64, q, large, 0, &ref_large);
+    cpu_reference(t, 64, q, n, 1, &ref_lb);
+    void *d_q = device_copy(q, large * 8), *d_v = device_alloc(large * 8), *d_k = device_alloc(n * 8);
+    uint8_t *d_f = device_alloc(large);
+    harmonia_query_config c;
+    harmonia_query_config_init(&c);
+    assert_null(t->call_flags);
+    /* 1. small synchronous calls: one sequence number each */
+    const int calls = quick() ? 10 : 50;
+    for (int i = 0; i < calls; i++) {
+        check_device_lookup(t, &c, q, d_q, n, &ref, d_v, d_f);
+        assert_int_equal(harmonia_lower_bound(t, &c, d_q, n, d_k, d_v, d_f), HARMONIA_OK);
+        uint64_t *keys = malloc(n * 8);
+        to_host(keys, d_k, n * 8);
+        assert_memory_equal(keys, ref_lb.keys, n * 8);
+        free(keys);
+    }
+    assert_non_null(t->call_flags);
+    assert_false(t->signals_off);
+    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls);
+    /* 2. a call above the bound (PSA off: one launch all the same), an asynchronous one, one that
+     *    finds every slot taken: no signal, the same answers */
+    harmonia_query_config off = c;
+    off.psa = 0;
+    check_device_lookup(t, &off, q, d_q, large, &ref_large, d_v, d_f);
+    assert_int_equal(harmonia_lookup_async(t, &c, d_q, n, d_v, d_f, NULL), HARMONIA_OK);
+    assert_int_equal(cudaStreamSynchronize(NULL), cudaSuccess);
+    pthread_mutex_lock(&t->calls_lock);
+    for (int i = 0; i < HM_CALLS_IN_FLIGHT; i++)
+        t->call_busy[i] = true; /* (no call is in flight: this thread holds them all) */
+    pthread_mutex_unlock(&t->calls_lock);
+    check_device_lookup(t, &c, q, d_q, n, &ref, d_v, d_f);
+    pthread_mutex_lock(&t->calls_lock);
+    for (int i = 0; i < HM_CALLS_IN_FLIGHT; i++)
+        t->call_busy[i] = false;
+    pthread_mutex_unlock(&t->calls_lock);
+    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls);
+    assert_false(t->signals_off);
+    /* 3. an update between (the copy brought to the new version): signals as before */
+    delete_every_17th(t, &m);
+    reference after;
+    cpu_reference(t, 64, q, n, 0, &after);
+    check_device_lookup(t, &c, q, d_q, n, &after, d_v, d_f);
+    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls + 1);
+    /* 4. another allocator: the words made again by it, the sequences from 0 */
+    harmonia_allocator a;
+    harmonia_allocator_init(&a);
+    a.host_alloc = pinned_alloc;
+    a.host_free = pinned_free;
+    assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
+    assert_null(t->call_flags);
+    check_device_lookup(t, &c, q, d_q, n, &after, d_v, d_f);
+    assert_non_null(t->call_flags);
+    assert_true(t->call_flags_by_allocator);
+    assert_int_equal(signal_sequences(t), 1);
+    assert_false(t->signals_off);
+    free_reference(&ref);
+    free_reference(&ref_large);
+    free_reference(&ref_lb);
+    free_reference(&after);
+    cudaFree(d_q);
+    cudaFree(d_v);
+    cudaFree(d_k);
+    cudaFree(d_f);
+    free(q);
+    harmonia_free(t);
+    tu_model_free(&m);
+}
+
 static void *refuse_pinned(void *context, size_t bytes)
 {
     (void)context;
@@ -1885,6 +2014,7 @@ int main(void)
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_collect_group_choice),
         cmocka_unit_test(test_device_copy_life_cycle),
+        cmocka_unit_test(test_completion_signals_taken),
         cmocka_unit_test(test_options_and_misuse),
         cmocka_unit_test(test_memory_kinds),
         cmocka_unit_test(test_out_of_device_memory),

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cli_progress.h"
 #include "harmonia/safe_file.h"
+#include "util/clock.h"
 
 const char *cli_command = "";
 
@@ -428,12 +429,7 @@ int cli_opt_choice(const cli_spec *spec, const char *name, const char *const *ch
 
 /* ---- small things -------------------------------------------------------------------------- */
 
-double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+double cli_now(void) { return util_now_seconds(); }
 
 /* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the bytes there are not one
  * (overlong forms, surrogates and code points above U+10FFFF are not valid). */
