@@ -643,19 +643,25 @@ static void no_host_free(void *context, void *pointer, size_t bytes)
     fail_msg("a free of pinned memory never handed out");
 }
 
+/* An allocator of every kind that counts into *k (its lock made here; destroyed by the caller). */
+static void counting_allocator(counting *k, harmonia_allocator *alloc)
+{
+    memset(k, 0, sizeof *k);
+    pthread_mutex_init(&k->lock, NULL);
+    harmonia_allocator_init(alloc);
+    alloc->context = k;
+    alloc->device_alloc = count_device_alloc;
+    alloc->device_free = count_device_free;
+    alloc->host_alloc = count_host_alloc;
+    alloc->host_free = count_host_free;
+}
+
 static void test_caller_allocator(void **state)
 {
     (void)state;
     counting k;
-    memset(&k, 0, sizeof k);
-    pthread_mutex_init(&k.lock, NULL);
     harmonia_allocator alloc;
-    harmonia_allocator_init(&alloc);
-    alloc.context = &k;
-    alloc.device_alloc = count_device_alloc;
-    alloc.device_free = count_device_free;
-    alloc.host_alloc = count_host_alloc;
-    alloc.host_free = count_host_free;
+    counting_allocator(&k, &alloc);
     fixture a = make_tree(64, 300000, 16, 11, &alloc);
     uint64_t tree_bytes = 0;
     assert_int_equal(harmonia_device_bytes(a.tree, &tree_bytes), HARMONIA_OK);
@@ -954,15 +960,8 @@ static void test_completion_signals(void **state)
 {
     (void)state;
     counting k;
-    memset(&k, 0, sizeof k);
-    pthread_mutex_init(&k.lock, NULL);
     harmonia_allocator alloc;
-    harmonia_allocator_init(&alloc);
-    alloc.context = &k;
-    alloc.device_alloc = count_device_alloc;
-    alloc.device_free = count_device_free;
-    alloc.host_alloc = count_host_alloc;
-    alloc.host_free = count_host_free;
+    counting_allocator(&k, &alloc);
     fixture a = make_tree(64, quick() ? 60000 : 300000, 16, 21, &alloc);
     const uint64_t count = quick() ? 5000 : 60000, long_count = 1u << 16;
     void *q = make_queries(&a, long_count, 22);
