@@ -256,43 +256,46 @@ void hm_gpu_call_end(harmonia_tree *tree, int slot)
  * counters live with the copy (the launch reads them, and a copy's memory is freed after the calls
  * in flight on it). Anything unexpected — a launch that failed, a stream done with no signal —
  * turns the tree's signals off for good: its calls then wait for their streams. */
+static const size_t call_flags_bytes = HM_CALLS_IN_FLIGHT * HM_SIGNAL_STRIDE * sizeof(unsigned int);
+static const size_t blocks_done_bytes = HM_CALLS_IN_FLIGHT * sizeof(unsigned int);
+
+/* Whether the tree's words come from its allocator (else cudaHostAlloc): the allocator that made
+ * them is the tree's until they are freed (hm_set_placement frees them before it changes). */
+static bool flags_by_allocator(const harmonia_tree *tree)
+{
+    return tree->has_allocator && tree->allocator.host_alloc;
+}
+
 static void free_call_flags(harmonia_tree *tree)
 {
     if (!tree->call_flags)
         return;
-    if (tree->call_flags_by_allocator)
-        tree->call_flags_allocator.host_free(tree->call_flags_allocator.context, tree->call_flags,
-                                             tree->call_flags_bytes);
+    if (flags_by_allocator(tree))
+        tree->allocator.host_free(tree->allocator.context, tree->call_flags, call_flags_bytes);
     else
         cudaFreeHost(tree->call_flags);
     tree->call_flags = tree->call_flags_device = NULL;
-    tree->call_flags_bytes = 0;
 }
 
 /* The tree's signal words (under gpu_lock): pinned host memory from the tree's allocator, else
  * cudaHostAlloc, which the device can write (its address there from cudaHostGetDevicePointer). */
 static bool make_call_flags(harmonia_tree *tree)
 {
-    const size_t bytes = HM_CALLS_IN_FLIGHT * HM_SIGNAL_STRIDE * sizeof(unsigned int);
     void *host = NULL, *device = NULL;
-    const bool by_allocator = tree->has_allocator && tree->allocator.host_alloc && tree->allocator.host_free;
-    if (by_allocator)
-        host = tree->allocator.host_alloc(tree->allocator.context, bytes);
-    else if (cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
+    if (flags_by_allocator(tree))
+        host = tree->allocator.host_alloc(tree->allocator.context, call_flags_bytes);
+    else if (cudaHostAlloc(&host, call_flags_bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
         host = NULL;
     cudaGetLastError();
     if (!host)
         return false;
     tree->call_flags = (unsigned int *)host;
-    tree->call_flags_bytes = bytes;
-    tree->call_flags_by_allocator = by_allocator;
-    tree->call_flags_allocator = tree->allocator;
     if (cudaHostGetDevicePointer(&device, host, 0) != cudaSuccess || !device) {
         cudaGetLastError(); /* not memory the device can write: no signals */
         free_call_flags(tree);
         return false;
     }
-    memset(host, 0, bytes);
+    memset(host, 0, call_flags_bytes);
     tree->call_flags_device = (unsigned int *)device;
     memset(tree->call_sequence, 0, sizeof tree->call_sequence);
     return true;
@@ -323,18 +326,17 @@ bool hm_gpu_signal_begin(harmonia_tree *tree, cudaStream_t stream, int *slot_out
     }
     if (!g->d_blocks_done) { /* zeroed on the copy's stream; the call waits for it (hm_gpu_wait_ready) */
         void *counters = NULL;
-        const size_t bytes = HM_CALLS_IN_FLIGHT * sizeof(unsigned int);
-        cudaError_t e = hm_gpu_alloc(g, &counters, bytes);
+        cudaError_t e = hm_gpu_alloc(g, &counters, blocks_done_bytes);
         if (e == cudaSuccess) {
             g->d_blocks_done = (unsigned int *)counters;
-            e = cudaMemsetAsync(counters, 0, bytes, g->stream);
+            e = cudaMemsetAsync(counters, 0, blocks_done_bytes, g->stream);
             if (e == cudaSuccess)
                 e = hm_gpu_announce(g);
         }
         if (e != cudaSuccess) { /* (an allocation the next copy may try again) */
             cudaGetLastError();
             if (g->d_blocks_done)
-                hm_gpu_free(g, g->d_blocks_done, bytes);
+                hm_gpu_free(g, g->d_blocks_done, blocks_done_bytes);
             g->d_blocks_done = NULL;
             g->signals = false;
             return false;
@@ -497,7 +499,7 @@ static void free_device_copy(hm_gpu *g, bool wait)
     hm_gpu_free(g, g->d_values, g->value_bytes);
     hm_gpu_free(g, g->d_first_child, g->first_child_bytes);
     hm_gpu_free(g, g->d_leaf_rank, g->rank_bytes);
-    hm_gpu_free(g, g->d_blocks_done, HM_CALLS_IN_FLIGHT * sizeof(unsigned int));
+    hm_gpu_free(g, g->d_blocks_done, blocks_done_bytes);
     g->d_blocks_done = NULL;
     if (wait && g->stream)
         cudaStreamSynchronize(g->stream);

@@ -63,15 +63,14 @@ struct harmonia_tree {
     void *call_ordered_by[HM_CALLS_IN_FLIGHT]; /* the copy (hm_gpu) whose stream already waits for it */
     /* Completion signals of synchronous one-launch calls (gpu_tree.cu, "completion signals"): a
      * word of host memory the device writes a call slot (HM_SIGNAL_STRIDE words apart), made by
-     * the first such call (under gpu_lock) and kept until the tree is freed, by the allocator that
-     * made it (the tree's may change meanwhile); the sequence number slot i's last call asked for.
-     * A slot's word and sequence are used by that slot's holder alone. signals_off (atomic): a
-     * signal went wrong once, or none could be made — the tree's calls wait for their streams. */
+     * the first such call (under gpu_lock) with the tree's allocator (else cudaHostAlloc) and kept
+     * until the tree is freed or its allocator or device changes (hm_set_placement frees them
+     * first, so the tree's allocator is always the one that made them); the sequence number slot
+     * i's last call asked for. A slot's word and sequence are used by that slot's holder alone.
+     * signals_off (atomic): a signal went wrong once, or none could be made — the tree's calls
+     * wait for their streams. */
     unsigned int *call_flags;        /* the host's address (NULL: none yet) */
     unsigned int *call_flags_device; /* the device's address of the same words */
-    size_t call_flags_bytes;
-    bool call_flags_by_allocator;    /* made by call_flags_allocator.host_alloc, else cudaHostAlloc */
-    harmonia_allocator call_flags_allocator;
     unsigned int call_sequence[HM_CALLS_IN_FLIGHT];
     bool signals_off;
     int device;               /* where the device copy goes: a device id or HARMONIA_DEVICE_CURRENT */

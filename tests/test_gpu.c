@@ -1373,8 +1373,9 @@ static void test_device_copy_life_cycle(void **state)
  * device-array lookups and lower bounds take their slot's next sequence number (each such call one,
  * so the slots' sequences sum to the calls), the tree's words exist and the signals stay on; a
  * call above HM_SIGNAL_MAX_BATCH, an asynchronous one and one that finds every slot taken wait
- * for their streams (no sequence); a new allocator (harmonia_set_device) frees the words and the
- * next call makes them again. Every result against the CPU engine. (test_gpu_embedding's
+ * for their streams (no sequence); a call on a stream being captured fails without turning the
+ * signals off; a new allocator (harmonia_set_device) frees the words and the next call makes them
+ * again with it, and harmonia_free gives them back to it. Every result against the CPU engine. (test_gpu_embedding's
  * test_completion_signals checks the contract from outside: results in place at the return.)
  * ---------------------------------------------------------------------------------------------- */
 static uint64_t signal_sequences(const harmonia_tree *t)
@@ -1401,17 +1402,20 @@ static void check_device_lookup(harmonia_tree *t, const harmonia_query_config *c
     (void)q;
 }
 
+/* Pinned memory that counts what it hands out and takes back (context: int[2]). */
 static void *pinned_alloc(void *context, size_t bytes)
 {
-    (void)context;
     void *p = NULL;
-    return cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess ? p : NULL;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) != cudaSuccess)
+        return NULL;
+    ((int *)context)[0]++;
+    return p;
 }
 
 static void pinned_free(void *context, void *pointer, size_t bytes)
 {
-    (void)context;
     (void)bytes;
+    ((int *)context)[1]++;
     cudaFreeHost(pointer);
 }
 
@@ -1464,22 +1468,42 @@ static void test_completion_signals_taken(void **state)
     pthread_mutex_unlock(&t->calls_lock);
     assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls);
     assert_false(t->signals_off);
+    /* 2b. a synchronous call on a stream being captured into a graph: the caller's error (nothing
+     *     runs there), reported, and it leaves the signals on; the next call is signalled again */
+    cudaStream_t s;
+    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+    harmonia_query_config captured = c;
+    captured.stream = s;
+    assert_int_not_equal(harmonia_lookup(t, &captured, d_q, n, d_v, d_f), HARMONIA_OK);
+    printf("expected error: %s\n", harmonia_last_error(t));
+    cudaGraph_t graph = NULL;
+    assert_int_not_equal(cudaStreamEndCapture(s, &graph), cudaSuccess); /* invalidated by the call */
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError();
+    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+    assert_false(t->signals_off);
+    check_device_lookup(t, &c, q, d_q, n, &ref, d_v, d_f);
+    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls + 2); /* the captured call's and this one's */
     /* 3. an update between (the copy brought to the new version): signals as before */
     delete_every_17th(t, &m);
     reference after;
     cpu_reference(t, 64, q, n, 0, &after);
     check_device_lookup(t, &c, q, d_q, n, &after, d_v, d_f);
-    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls + 1);
+    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls + 3);
     /* 4. another allocator: the words made again by it, the sequences from 0 */
+    int pinned[2] = {0, 0}; /* allocations, frees */
     harmonia_allocator a;
     harmonia_allocator_init(&a);
+    a.context = pinned;
     a.host_alloc = pinned_alloc;
     a.host_free = pinned_free;
     assert_int_equal(harmonia_set_device(t, HARMONIA_DEVICE_CURRENT, &a), HARMONIA_OK);
     assert_null(t->call_flags);
     check_device_lookup(t, &c, q, d_q, n, &after, d_v, d_f);
     assert_non_null(t->call_flags);
-    assert_true(t->call_flags_by_allocator);
+    assert_int_equal(pinned[0], 1); /* the words, from the allocator (a small tree: no staging) */
     assert_int_equal(signal_sequences(t), 1);
     assert_false(t->signals_off);
     free_reference(&ref);
@@ -1492,6 +1516,7 @@ static void test_completion_signals_taken(void **state)
     cudaFree(d_f);
     free(q);
     harmonia_free(t);
+    assert_int_equal(pinned[1], pinned[0]); /* given back to the allocator that made them */
     tu_model_free(&m);
 }
 
