@@ -223,15 +223,14 @@ __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_
     return staged;
 }
 
-/* The value lines of leaves l0 .. l1 into the L2 (prefetch.global.L2, one 128-byte line a thread at
+/* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a thread at
  * a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries for each of
  * those leaves: the tile's value loads, random inside the run, then hit the L2, and the DRAM reads
  * the run whole and in order while the leaves are staged and searched (ntg_policy.h). */
 template <typename K>
-__device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, uint32_t l1, uint32_t in_tile)
+__device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, uint32_t rows, uint32_t in_tile)
 {
-    const uint64_t rows = (uint64_t)l1 - l0 + 1;
-    if (rows * NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF > in_tile)
+    if ((uint64_t)rows * NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF > in_tile)
         return; /* block-uniform */
     const uintptr_t begin = (uintptr_t)(static_cast<const K *>(v.leaf_values) + (uint64_t)l0 * v.leaf_size);
     const uintptr_t end = begin + rows * v.leaf_size * sizeof(K);
@@ -322,13 +321,13 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     }
     __syncthreads();
     const uint32_t used = (in_tile + NTG_PS_THREADS - 1) / NTG_PS_THREADS; /* finest chunks in use */
-    if (!CHUNKED && NTG_PS_PREFETCH_VALUES && values_out)
-        prefetch_values<K>(v, sub_l0[0], sub_l1[used - 1], in_tile);
 
     /* per query: where its value is (NO_VALUE: not found) and, for lower bounds, the key */
     uint64_t value_at[ITEMS];
     K key[ITEMS];
     const uint32_t whole = sub_l1[used - 1] - sub_l0[0] + 1;
+    if (NTG_PS_PREFETCH_VALUES && values_out && whole <= max_rows)
+        prefetch_values<K>(v, sub_l0[0], whole, in_tile);
     if (whole <= max_rows) { /* block-uniform: the whole tile at once (slots past in_tile repeat the last query) */
         stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], whole, stage, firsts, value_at, key);
     } else if constexpr (CHUNKED) {

@@ -207,7 +207,7 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
  * chunks staged (all, or those of one query a leaf and more); the chunks of 32-bit Zipf windows
  * (≈ 2.5 a leaf) and 64-bit windows mostly outside the span (≈ 3.2) gained 8-12 % staged. */
 #define NTG_PS_STAGE_MIN_QUERIES_PER_LEAF 2u
-/* A dense window's tile whose leaves hold NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF of its queries or
+/* A tile staged whole whose leaves hold NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF of its queries or
  * more each first asks the L2 for those leaves' value lines, one prefetch a line, before it stages
  * the keys: the values are then read whole and in order, where each query's value load would be a
  * random read of the DRAM. 0 turns it off (the #ifndef lets an A/B build do that). Being measured
@@ -215,7 +215,7 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
 #ifndef NTG_PS_PREFETCH_VALUES
 #define NTG_PS_PREFETCH_VALUES 1
 #endif
-#define NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF 2u
+#define NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF 1u
 /* Blocks of the partitioned search resident per SM (the register budget follows). */
 #define NTG_PS_MIN_BLOCKS 4
 #define NTG_PS_SPARSE_MIN_BLOCKS 5

@@ -1469,29 +1469,35 @@ static void test_completion_signals_taken(void **state)
     assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls);
     assert_false(t->signals_off);
     /* 2b. a synchronous call on a stream being captured into a graph: the caller's error (nothing
-     *     runs there), reported, and it leaves the signals on; the next call is signalled again */
-    cudaStream_t s;
-    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
-    harmonia_query_config captured = c;
-    captured.stream = s;
-    assert_int_not_equal(harmonia_lookup(t, &captured, d_q, n, d_v, d_f), HARMONIA_OK);
-    printf("expected error: %s\n", harmonia_last_error(t));
-    cudaGraph_t graph = NULL;
-    assert_int_not_equal(cudaStreamEndCapture(s, &graph), cudaSuccess); /* invalidated by the call */
-    if (graph)
-        cudaGraphDestroy(graph);
-    cudaGetLastError();
-    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
-    assert_false(t->signals_off);
-    check_device_lookup(t, &c, q, d_q, n, &ref, d_v, d_f);
-    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls + 2); /* the captured call's and this one's */
+     *     runs there), reported, and it leaves the signals on; the next call is signalled again.
+     *     Not under the sanitizers (quick): the CUDA errors this provokes on purpose would count
+     *     as theirs (compute-sanitizer reports every failed API call). */
+    uint64_t sequences = 2 * (uint64_t)calls;
+    if (!quick()) {
+        cudaStream_t s;
+        assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+        assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+        harmonia_query_config captured = c;
+        captured.stream = s;
+        assert_int_not_equal(harmonia_lookup(t, &captured, d_q, n, d_v, d_f), HARMONIA_OK);
+        printf("expected error: %s\n", harmonia_last_error(t));
+        cudaGraph_t graph = NULL;
+        assert_int_not_equal(cudaStreamEndCapture(s, &graph), cudaSuccess); /* invalidated by the call */
+        if (graph)
+            cudaGraphDestroy(graph);
+        cudaGetLastError();
+        assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+        assert_false(t->signals_off);
+        check_device_lookup(t, &c, q, d_q, n, &ref, d_v, d_f);
+        sequences += 2; /* the captured call's and this one's */
+        assert_int_equal(signal_sequences(t), sequences);
+    }
     /* 3. an update between (the copy brought to the new version): signals as before */
     delete_every_17th(t, &m);
     reference after;
     cpu_reference(t, 64, q, n, 0, &after);
     check_device_lookup(t, &c, q, d_q, n, &after, d_v, d_f);
-    assert_int_equal(signal_sequences(t), 2 * (uint64_t)calls + 3);
+    assert_int_equal(signal_sequences(t), sequences + 1);
     /* 4. another allocator: the words made again by it, the sequences from 0 */
     int pinned[2] = {0, 0}; /* allocations, frees */
     harmonia_allocator a;
