@@ -223,16 +223,14 @@ __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_
     return staged;
 }
 
-/* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a
- * thread at a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries for
- * each of the `staged` leaves it stages: the tile's value loads, random inside the run, then hit the
- * L2, and the DRAM reads the run whole and in order while the leaves are staged and searched
- * (ntg_policy.h). The run leaves out a first bucket that the tile before began (and prefetched). */
+/* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a thread at
+ * a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries for each of
+ * those leaves: the tile's value loads, random inside the run, then hit the L2, and the DRAM reads
+ * the run whole and in order while the leaves are staged and searched (ntg_policy.h). */
 template <typename K>
-__device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, uint32_t rows, uint32_t staged,
-                                                uint32_t in_tile)
+__device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, uint32_t rows, uint32_t in_tile)
 {
-    if ((uint64_t)staged * NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF > in_tile)
+    if ((uint64_t)rows * NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF > in_tile)
         return; /* block-uniform */
     const uintptr_t begin = (uintptr_t)(static_cast<const K *>(v.leaf_values) + (uint64_t)l0 * v.leaf_size);
     const uintptr_t end = begin + rows * v.leaf_size * sizeof(K);
@@ -290,7 +288,7 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
 {
     __shared__ __align__(16) K stage[stage_shape<K>::keys];
     __shared__ K firsts[stage_shape<K>::firsts];
-    __shared__ uint32_t sub_l0[ITEMS], sub_l1[ITEMS], prefetch_from;
+    __shared__ uint32_t sub_l0[ITEMS], sub_l1[ITEMS];
     const K *values = static_cast<const K *>(v.leaf_values);
     const uint32_t max_rows = stage_shape<K>::keys / (v.leaf_size + 1);
     const uint64_t tile = (uint64_t)blockIdx.x * (NTG_PS_THREADS * ITEMS);
@@ -317,12 +315,6 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
             const uint32_t last = first + NTG_PS_THREADS < in_tile ? first + NTG_PS_THREADS - 1 : in_tile - 1;
             leaves_of<K, LOWER_BOUND>(v, plan, table, queries[tile + first], queries[tile + last],
                                       &sub_l0[threadIdx.x], &sub_l1[threadIdx.x]);
-            if (threadIdx.x == 0) {
-                /* a first bucket begun by the tile before: that tile prefetched its values */
-                const uint32_t b = psa_bucket(&plan, queries[tile]);
-                prefetch_from = tile > 0 && psa_bucket(&plan, queries[tile - 1]) == b ? __ldg(table + b + 1)
-                                                                                     : sub_l0[0];
-            }
         } else {
             sub_l0[threadIdx.x] = sub_l1[threadIdx.x] = 0;
         }
@@ -335,7 +327,7 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     K key[ITEMS];
     const uint32_t whole = sub_l1[used - 1] - sub_l0[0] + 1;
     if (NTG_PS_PREFETCH_VALUES && values_out && whole <= max_rows)
-        prefetch_values<K>(v, prefetch_from, sub_l1[used - 1] - prefetch_from + 1, whole, in_tile);
+        prefetch_values<K>(v, sub_l0[0], whole, in_tile);
     if (whole <= max_rows) { /* block-uniform: the whole tile at once (slots past in_tile repeat the last query) */
         stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], whole, stage, firsts, value_at, key);
     } else if constexpr (CHUNKED) {
