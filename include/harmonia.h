@@ -317,7 +317,7 @@ typedef struct harmonia_query_config {
                                   host arrays: sized so that a window's results stay in L2 */
     uint32_t psa_bits;         /* bucket bits of the partition; 0 = buckets of about 8 KiB of leaf keys,
                                   twice as wide (one bit fewer) for unordered lookups of device
-                                  arrays on 64-bit trees whose plan has 16 bits or more (at most 19
+                                  arrays on 64-bit trees whose plan has 17 bits or more (at most 19
                                   bits, at most the width of the keys' span) */
     uint32_t group_size;       /* NTG threads per query G in {1,2,4,8,16,32}, G <= F, for the
                                   descent kernels (PSA off, range queries); 0 = the tree's stored

@@ -121,10 +121,14 @@ static inline unsigned psa_fine_bytes(unsigned key_bits, unsigned bits2)
  * 2 at 2^9 bins 2.39 -> 1.74 ms at 2^8, the search 1.73 -> 2.32. Not for results in query order
  * (their passes carry no positions and gain less: 0 to -3 %), smaller trees (64-bit 2^23 keys,
  * 13 -> 12 bits: sorted -4.5 %) or 32-bit keys (2^28 keys, 17 -> 16: sorted level, query order -3 %).
- * Host arrays keep the tree's plan (their calls are bound by the copies; not measured). 0 turns it
- * off (the #ifndef lets an A/B build change it). */
+ * Host arrays keep the tree's plan (their calls are bound by the copies; not measured). Since the
+ * staged search prefetches its values (ntg_policy.h, NTG_PS_PREFETCH_VALUES) the bound is 17 bits:
+ * measured on the H200 (bench/NOTES.md, "Session 29", calls 3-4), 64-bit 2^26 keys (16 bits) now
+ * gain from the tree's own plan — sorted results of 2^24 queries 1.20x -> 1.26-1.27x, of 2^26 1.49x
+ * -> 1.54x, of 2^27 level (1.51x) — while 2^27 keys (17 bits) keep the wider plan's lead (1.49-1.50x
+ * against 1.45-1.46x on the tree's plan). 0 turns it off (the #ifndef lets an A/B build change it). */
 #ifndef PSA_UNORDERED_WIDER_MIN_BITS
-#define PSA_UNORDERED_WIDER_MIN_BITS 16
+#define PSA_UNORDERED_WIDER_MIN_BITS 17
 #endif
 static inline int psa_unordered_wider(unsigned key_bits, unsigned plan_bits)
 {

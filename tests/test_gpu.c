@@ -663,9 +663,9 @@ static void test_psa_chunked(void **state)
  * built, built, found, built in the first's place, found, found — results in query order and
  * unordered in turn, three rounds with an update before the third (a new version: every table
  * stale); then (not under the sanitizers) the unordered lookups' own
- * plan (psa_unordered_plan: one bit fewer on 64-bit trees of 2^22 leaves and more) beside the
- * tree's, unordered, in query order and unordered again, with the library's defaults, over 2^26
- * keys at 8 queries a leaf (the staged search in both orders). Every result against the CPU
+ * plan (psa_unordered_plan: one bit fewer on 64-bit trees of 2^23 leaves and more) beside the
+ * tree's, unordered, in query order and unordered again, with the library's defaults, over 2^27
+ * keys at 4 queries a leaf (the staged search in both orders). Every result against the CPU
  * engine. */
 static void test_bucket_tables(void **state)
 {
@@ -694,15 +694,16 @@ static void test_bucket_tables(void **state)
     if (quick())
         return;
     /* the defaults on a large 64-bit tree: two plans, two tables */
-    assert_true(psa_unordered_wider(64, 16));
-    tu_model_make(&m, 64, 1u << 26, TU_UNIFORM, &rng);
+    assert_true(psa_unordered_wider(64, 17));
+    assert_false(psa_unordered_wider(64, 16));
+    tu_model_make(&m, 64, 1u << 27, TU_UNIFORM, &rng);
     t = build_filled(&m, 16, 16, 1.0, &rng);
     const uint64_t big = 1u << 25;
     q = make_queries(&m, big, &rng);
     for (uint64_t i = 0; i < big; i += 4099) /* the smallest and largest keys, and outside the span */
         tu_set(q, 64, i, i % 3 == 0 ? m.keys[0] : i % 3 == 1 ? m.keys[m.n - 1] : tu_mask(64));
-    /* the device bytes after each call: the query-order call adds the tree's plan's table (16 bits)
-     * beside the unordered plan's (15 bits) and nothing else (the same window's scratch); the third
+    /* the device bytes after each call: the query-order call adds the tree's plan's table (17 bits)
+     * beside the unordered plan's (16 bits) and nothing else (the same window's scratch); the third
      * call finds its table */
     uint64_t held[3];
     for (int k = 0; k < 3; k++) {
@@ -711,7 +712,7 @@ static void test_bucket_tables(void **state)
         assert_int_equal(harmonia_info(t, &info), HARMONIA_OK);
         held[k] = info.device_bytes;
     }
-    assert_int_equal(held[1] - held[0], ((1u << 16) + 1) * 4);
+    assert_int_equal(held[1] - held[0], ((1u << 17) + 1) * 4);
     assert_int_equal(held[2], held[1]);
     free(q);
     harmonia_free(t);

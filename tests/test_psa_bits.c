@@ -99,12 +99,13 @@ static void test_plan_shape(void **state)
 static void test_unordered_plan(void **state)
 {
     (void)state;
-    assert_int_equal(PSA_UNORDERED_WIDER_MIN_BITS, 16);
+    assert_int_equal(PSA_UNORDERED_WIDER_MIN_BITS, 17);
     const struct { uint64_t min, max, leaves; uint32_t leaf_bytes, key_bits, bits, unordered_bits; } cases[] = {
-        {0, UINT64_MAX, 1u << 22, 128, 64, 16, 15},  /* 2^26 64-bit keys */
-        {0, UINT64_MAX, 1u << 23, 128, 64, 17, 16},  /* 2^27 */
+        {0, UINT64_MAX, 1u << 23, 128, 64, 17, 16},  /* 2^27 64-bit keys */
+        {0, UINT64_MAX, 1u << 24, 64, 64, 17, 16},   /* 2^27 in leaves of 8 */
         {0, UINT64_MAX, 1u << 25, 128, 64, 19, 18},  /* the cap */
-        {0, UINT64_MAX, 1u << 21, 128, 64, 15, 15},  /* below the bound: the tree's plan */
+        {0, UINT64_MAX, 1u << 22, 128, 64, 16, 16},  /* below the bound (2^26 keys): the tree's plan */
+        {0, UINT64_MAX, 1u << 21, 128, 64, 15, 15},
         {0, UINT64_MAX, 1u << 19, 128, 64, 13, 13},
         {0, UINT32_MAX, 1u << 24, 64, 32, 17, 17},   /* 32-bit keys keep the tree's plan */
         {7, 7, 1, 128, 64, 0, 0},                     /* one key: no buckets either way */
