@@ -698,7 +698,7 @@ static void test_bucket_tables(void **state)
     assert_false(psa_unordered_wider(64, 16));
     tu_model_make(&m, 64, 1u << 27, TU_UNIFORM, &rng);
     t = build_filled(&m, 16, 16, 1.0, &rng);
-    const uint64_t big = 1u << 26; /* 8 a leaf: the staged search in query order too (4 would take the descent path) */
+    const uint64_t big = 1u << 26; /* 8 a leaf: staged in query order too (at 4: the descent path) */
     q = make_queries(&m, big, &rng);
     for (uint64_t i = 0; i < big; i += 4099) /* the smallest and largest keys, and outside the span */
         tu_set(q, 64, i, i % 3 == 0 ? m.keys[0] : i % 3 == 1 ? m.keys[m.n - 1] : tu_mask(64));
