@@ -223,10 +223,12 @@ __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_
     return staged;
 }
 
-/* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a thread at
- * a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries for each of
- * those leaves: the tile's value loads, random inside the run, then hit the L2, and the DRAM reads
- * the run whole and in order while the leaves are staged and searched (ntg_policy.h). */
+/* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a
+ * thread at a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries for
+ * each of those leaves: the tile's value loads, random inside the run, then hit the L2, and the DRAM
+ * reads the run whole and in order while the leaves are staged and searched (ntg_policy.h). Every
+ * address prefetched lies inside the run (the first is its start, the others the lines that begin
+ * after it), so an allocator's array that does not start on a line needs nothing before it. */
 template <typename K>
 __device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, uint32_t rows, uint32_t in_tile)
 {
@@ -235,7 +237,7 @@ __device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, 
     const uintptr_t begin = (uintptr_t)(static_cast<const K *>(v.leaf_values) + (uint64_t)l0 * v.leaf_size);
     const uintptr_t end = begin + rows * v.leaf_size * sizeof(K);
     for (uintptr_t a = (begin & ~(uintptr_t)127) + 128u * threadIdx.x; a < end; a += 128u * NTG_PS_THREADS)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(a > begin ? a : begin));
 }
 
 /* A thread's items, for chunked_search. */
