@@ -224,8 +224,8 @@ __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_
 }
 
 /* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a
- * thread at a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries for
- * each of those leaves: the tile's value loads, random inside the run, then hit the L2, and the DRAM
+ * thread at a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries a
+ * leaf on average (at 1: every tile staged whole but partial and very sparse ones): the tile's value loads, random inside the run, then hit the L2, and the DRAM
  * reads the run whole and in order while the leaves are staged and searched (ntg_policy.h). Every
  * address prefetched lies inside the run (the first is its start, the others the lines that begin
  * after it), so an allocator's array that does not start on a line needs nothing before it. */

@@ -663,7 +663,7 @@ static void test_psa_chunked(void **state)
  * built, built, found, built in the first's place, found, found — results in query order and
  * unordered in turn, three rounds with an update before the third (a new version: every table
  * stale); then (not under the sanitizers) the unordered lookups' own
- * plan (psa_unordered_plan: one bit fewer on 64-bit trees of 2^23 leaves and more) beside the
+ * plan (psa_unordered_plan: one bit fewer on 64-bit trees of more than 2^22 leaves) beside the
  * tree's, unordered, in query order and unordered again, with the library's defaults, over 2^27
  * keys at 8 queries a leaf (the staged search in both orders). Every result against the CPU
  * engine. */
@@ -698,6 +698,11 @@ static void test_bucket_tables(void **state)
     assert_false(psa_unordered_wider(64, 16));
     tu_model_make(&m, 64, 1u << 27, TU_UNIFORM, &rng);
     t = build_filled(&m, 16, 16, 1.0, &rng);
+    { /* the two plans the calls below take (a failure here names the plan, not a byte count) */
+        const psa_plan tree_plan = psa_make_plan(m.keys[0], m.keys[m.n - 1], t->kr.n_leaves, 16 * 8, 0);
+        assert_int_equal(tree_plan.bits, 17);
+        assert_int_equal(psa_unordered_plan(&tree_plan, 64, t->kr.n_leaves, 16 * 8).bits, 16);
+    }
     const uint64_t big = 1u << 26; /* 8 a leaf: staged in query order too (at 4: the descent path) */
     q = make_queries(&m, big, &rng);
     for (uint64_t i = 0; i < big; i += 4099) /* the smallest and largest keys, and outside the span */

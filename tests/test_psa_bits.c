@@ -103,6 +103,7 @@ static void test_unordered_plan(void **state)
     const struct { uint64_t min, max, leaves; uint32_t leaf_bytes, key_bits, bits, unordered_bits; } cases[] = {
         {0, UINT64_MAX, 1u << 23, 128, 64, 17, 16},  /* 2^27 64-bit keys */
         {0, UINT64_MAX, 1u << 24, 64, 64, 17, 16},   /* 2^27 in leaves of 8 */
+        {0, UINT64_MAX, (1u << 22) + 1, 128, 64, 17, 16}, /* one leaf more than 2^22: 17 bits */
         {0, UINT64_MAX, 1u << 25, 128, 64, 19, 18},  /* the cap */
         {0, UINT64_MAX, 1u << 22, 128, 64, 16, 16},  /* below the bound (2^26 keys): the tree's plan */
         {0, UINT64_MAX, 1u << 21, 128, 64, 15, 15},
