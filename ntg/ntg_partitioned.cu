@@ -225,10 +225,11 @@ __device__ __forceinline__ uint32_t chunks_to_stage(uint32_t used, const uint32_
 
 /* The value lines of leaves l0 .. l0 + rows - 1 into the L2 (prefetch.global.L2, one 128-byte line a
  * thread at a time), where the tile holds at least NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF queries a
- * leaf on average (at 1: every tile staged whole but partial and very sparse ones): the tile's value loads, random inside the run, then hit the L2, and the DRAM
- * reads the run whole and in order while the leaves are staged and searched (ntg_policy.h). Every
- * address prefetched lies inside the run (the first is its start, the others the lines that begin
- * after it), so an allocator's array that does not start on a line needs nothing before it. */
+ * leaf on average (at 1: every tile staged whole but partial and very sparse ones): the tile's value
+ * loads, random inside the run, then hit the L2, and the DRAM reads the run whole and in order while
+ * the leaves are staged and searched (ntg_policy.h). Every address prefetched lies inside the run
+ * (the first is its start, the others the lines that begin after it), so an allocator's array that
+ * does not start on a line needs nothing before it. */
 template <typename K>
 __device__ __forceinline__ void prefetch_values(const ntg_view &v, uint32_t l0, uint32_t rows, uint32_t in_tile)
 {
@@ -328,9 +329,9 @@ search_kernel(const __grid_constant__ ntg_view v, psa_plan plan, const uint32_t 
     uint64_t value_at[ITEMS];
     K key[ITEMS];
     const uint32_t whole = sub_l1[used - 1] - sub_l0[0] + 1;
-    if (NTG_PS_PREFETCH_VALUES && values_out && whole <= max_rows)
-        prefetch_values<K>(v, sub_l0[0], whole, in_tile);
     if (whole <= max_rows) { /* block-uniform: the whole tile at once (slots past in_tile repeat the last query) */
+        if (NTG_PS_PREFETCH_VALUES && values_out)
+            prefetch_values<K>(v, sub_l0[0], whole, in_tile);
         stage_and_search<K, LOWER_BOUND, true, ITEMS>(v, q, 0, ITEMS, sub_l0[0], whole, stage, firsts, value_at, key);
     } else if constexpr (CHUNKED) {
         /* a sparse window's tile: every chunk that fits is staged (at one query a leaf too: the

@@ -208,8 +208,8 @@ static inline NTG_HOST_DEVICE unsigned ntg_collect_group_size(uint64_t pairs, ui
  * (≈ 2.5 a leaf) and 64-bit windows mostly outside the span (≈ 3.2) gained 8-12 % staged. */
 #define NTG_PS_STAGE_MIN_QUERIES_PER_LEAF 2u
 /* A tile staged whole whose leaves hold NTG_PS_PREFETCH_MIN_QUERIES_PER_LEAF of its queries or
- * more each on average first asks the L2 for those leaves' value lines, one prefetch a line, before it stages
- * the keys: the values are then read whole and in order, where each query's value load would be a
+ * more each on average first asks the L2 for those leaves' value lines, one prefetch a line, before
+ * it stages the keys: the values are then read whole and in order, where each query's value load would be a
  * random read of the DRAM. Measured on the H200 (bench/NOTES.md, "Session 29", calls 1-2; against
  * the same build without it, alternating): sorted results of 2^24 queries over 64-bit 2^26 keys
  * (the sparse kernel, about four a leaf) 1.12-1.13x -> 1.19-1.21x the strongest ordered baseline
