@@ -382,24 +382,44 @@ __device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const b
     __syncthreads();
 }
 
-/* Pass-1 bin counts: hist1[b] += queries whose coarse bin is b. */
+/* Pass-1 bin counts: hist1[b] += queries whose coarse bin is b. A block takes tiles of
+ * PSA_THREADS * HIST1_ITEMS consecutive queries, each thread HIST1_ITEMS of them (lanes
+ * adjacent, coalesced), and issues the tile's loads before it bins any of them (a query past the
+ * end loads the tile's first one and adds nothing): a loop of one load, one bin and one add a
+ * query kept one load in flight a thread, which bounds the read at the latency (64 bytes of queries
+ * a thread in flight instead of 8 or 4: psa_policy.h, PSA_HIST1_BYTES). */
+#define HIST1_ITEMS(K) (PSA_HIST1_BYTES >= (int)sizeof(K) ? PSA_HIST1_BYTES / (int)sizeof(K) : 1)
 template <typename K>
 __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict__ queries, uint32_t n, psa_plan plan,
                                                             uint32_t *__restrict__ hist1)
 {
+    constexpr int ITEMS = HIST1_ITEMS(K);
     __shared__ uint32_t counts[PSA_MAX_BINS1];
     const uint32_t bins = (1u << plan.bits1) + 1;
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
     __syncthreads();
     const uint32_t hot = hot_bin<K>(plan);
-    if (hot == UINT32_MAX) {
-        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-            atomicAdd(&counts[coarse_bin<K>(plan, queries[i])], 1u);
-    } else { /* (`first` is the block's: every lane of a warp calls rank_add, converged) */
-        for (uint64_t first = (uint64_t)blockIdx.x * blockDim.x; first < n; first += (uint64_t)gridDim.x * blockDim.x) {
-            const uint64_t i = first + threadIdx.x;
-            (void)rank_add(counts, i < n ? coarse_bin<K>(plan, queries[i]) : 0u, i < n, hot);
+    const uint64_t tile = (uint64_t)PSA_THREADS * ITEMS;
+    /* (`first` is the block's: every lane of a warp calls rank_add, converged) */
+    for (uint64_t first = (uint64_t)blockIdx.x * tile; first < n; first += (uint64_t)gridDim.x * tile) {
+        K key[ITEMS];
+        bool valid[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            const uint64_t i = first + (uint64_t)k * PSA_THREADS + threadIdx.x;
+            valid[k] = i < n;
+            key[k] = queries[valid[k] ? i : first];
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            const uint32_t bin = coarse_bin<K>(plan, key[k]);
+            if (hot == UINT32_MAX) {
+                if (valid[k])
+                    atomicAdd(&counts[bin], 1u);
+            } else {
+                (void)rank_add(counts, bin, valid[k], hot);
+            }
         }
     }
     __syncthreads();
@@ -830,7 +850,7 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
         if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
             return e;
         const unsigned hist_blocks =
-            (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * 16), 8u * sm_count());
+            (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * HIST1_ITEMS(K)), 8u * sm_count());
         hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
     }

@@ -30,6 +30,14 @@ static inline unsigned psa_pass_items(unsigned key_bits, unsigned window)
 {
     return key_bits == 32 && window >= PSA_ITEMS_LARGE_WINDOW ? PSA_ITEMS_LARGE : PSA_ITEMS;
 }
+/* Bytes of queries each thread of pass 1's count (hist1_kernel: the one-pass plans of PSA's
+ * descent path and the two-pass plans of smaller windows) loads before it bins any: 64 bytes, 8
+ * 64-bit or 16 32-bit keys. One key a thread (8 or 4 bytes: what the count did before session 30)
+ * kept one load in flight a thread and read at the latency's rate (2^23 64-bit queries: 31 us for
+ * 64 MiB, 2.1 TB/s on the H200; bench/NOTES.md, "Session 30"). */
+#ifndef PSA_HIST1_BYTES
+#define PSA_HIST1_BYTES 64
+#endif
 /* Two-pass plans of windows of PSA_CHUNKED_MIN_WINDOW queries or more run pass 1 without a count of
  * its bins first: each coarse bin fills chunks of one tile's size taken in turn from a global
  * counter (psa_partition.cu, "Pass 1 into chunks"), and pass 2's tiles are those chunks. It saves
