@@ -188,7 +188,13 @@ static inline int psa_unordered_wider(unsigned key_bits, unsigned plan_bits)
  * (session 19, the partition in front: 1.984 / 1.880), 2.5 a leaf 2.416 / 2.195 — so 32-bit windows
  * keep the staged search from PSA_MIN_QUERIES_PER_LEAF. In halves, so that the bound stays an
  * integer. */
+#ifndef PSA_DESCENT_MAX_HALVES_PER_LEAF_64 /* (an A/B build may move it; the library's never does) */
 #define PSA_DESCENT_MAX_HALVES_PER_LEAF_64 8
+#endif
+/* 32-bit keys: below PSA_MIN_QUERIES_PER_LEAF, where the staged search takes over (above). */
+#ifndef PSA_DESCENT_MAX_HALVES_PER_LEAF_32 /* (an A/B build may move it; the library's never does) */
+#define PSA_DESCENT_MAX_HALVES_PER_LEAF_32 (2 * PSA_MIN_QUERIES_PER_LEAF)
+#endif
 /* (5, below 2.5 a leaf, until session 20; with two queries a group on the path, measured on the H100
  * (bench/NOTES.md, "Session 20", question 2, multi_probe `dense`), sorted results over 2^26 64-bit
  * keys, ms, the staged search against the partition + the descent (G = 4, Q = 2): 2.5 a leaf
@@ -253,7 +259,7 @@ static inline unsigned psa_descent_max_halves_per_leaf(unsigned key_bits, int un
 {
     if (!unordered)
         return key_bits == 32 ? PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_32 : PSA_DESCENT_ORDERED_MAX_HALVES_PER_LEAF_64;
-    return key_bits == 64 ? PSA_DESCENT_MAX_HALVES_PER_LEAF_64 : 2 * PSA_MIN_QUERIES_PER_LEAF;
+    return key_bits == 64 ? PSA_DESCENT_MAX_HALVES_PER_LEAF_64 : PSA_DESCENT_MAX_HALVES_PER_LEAF_32;
 }
 
 /* Device-array windows take at most 1 / PSA_DEVICE_MEMORY_SHARE of the free GPU memory for their
