@@ -59,8 +59,12 @@ static inline int ntg_fixed_shape(unsigned fanout, unsigned leaf_size, unsigned 
  *   G = 2 for 32-bit (2^28 keys, 2^23 queries G = 2 0.509 / 0.497, G = 4 0.586 / 0.540). */
 #define NTG_FIXED_SMALL_BATCH (1u << 16)
 #define NTG_SMALL_BATCH (1u << 20)
+#ifndef NTG_SORTED_BYTES_64 /* (an A/B build may move these; the library's never does) */
 #define NTG_SORTED_BYTES_64 32u
+#endif
+#ifndef NTG_SORTED_BYTES_32
 #define NTG_SORTED_BYTES_32 64u
+#endif
 static inline unsigned ntg_default_group_size(unsigned fanout, unsigned key_bits, unsigned long long batch,
                                               int fixed_kernel, int sorted)
 {
