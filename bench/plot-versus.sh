@@ -4,6 +4,8 @@
 # size, Harmonia's defaults beside the strongest ordered baseline of the same run (query order and
 # sorted order) and the hash table. Runs on the development machine from the CSVs the device returned.
 # Usage: bash bench/plot-versus.sh [CSV_DIR (default bench/data/session4/versus-final)] [PLOT_DIR (bench/plots)]
+# The titles name the GPU: $DEVICE, else the first line of CSV_DIR/../device.txt (what the device
+# calls write: "NVIDIA H200, ..."), else "GPU".
 set -euo pipefail
 csv_dir=${1:-bench/data/session4/versus-final}
 plot_dir=${2:-bench/plots}
@@ -11,6 +13,8 @@ command -v gnuplot > /dev/null || { echo "plot-versus.sh: gnuplot is missing (ap
 for f in versus.csv versus-summary.csv; do
     [ -f "$csv_dir/$f" ] || { echo "plot-versus.sh: $csv_dir/$f is missing" >&2; exit 1; }
 done
+device=${DEVICE:-$(sed -n '1{s/^NVIDIA //;s/,.*//;s/ [0-9]*GB.*//;p}' "$csv_dir/../device.txt" 2>/dev/null || true)}
+device=${device:-GPU}
 mkdir -p "$plot_dir"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -44,7 +48,7 @@ for bits in 64 32; do
     gnuplot <<GP
 $term
 set output "$plot_dir/versus_sizes_${bits}bit.svg"
-set title "Point lookups, ${bits}-bit keys, 2^27 uniform queries in device memory (H100; bench_versus)" noenhanced
+set title "Point lookups, ${bits}-bit keys, 2^27 uniform queries in device memory (${device}; bench_versus)" noenhanced
 set xlabel "tree keys (log2)"
 set ylabel "G lookups/s"
 set key top right
@@ -72,7 +76,7 @@ for bits in 64 32; do
     gnuplot <<GP
 $term
 set output "$plot_dir/versus_batch_${bits}bit.svg"
-set title "Point lookups against batch size, ${bits}-bit keys (H100; bench_versus)" noenhanced
+set title "Point lookups against batch size, ${bits}-bit keys (${device}; bench_versus)" noenhanced
 set xlabel "queries in the batch (log2)"
 set ylabel "G lookups/s"
 set key top left
@@ -104,7 +108,7 @@ if [ -s "$out" ]; then
 $term
 set terminal svg size 1400,760 dynamic enhanced font 'Helvetica,12' background rgb 'white'
 set output "$plot_dir/versus_ratios.svg"
-set title "Point lookups: Harmonia's defaults / strongest ordered baseline of the same run (H100; bench_versus)" noenhanced
+set title "Point lookups: Harmonia's defaults / strongest ordered baseline of the same run (${device}; bench_versus)" noenhanced
 set ylabel "ratio"
 set key top right
 set grid ytics

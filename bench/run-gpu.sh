@@ -31,9 +31,10 @@ only_suite=true
 for w in "${what[@]}"; do case "$w" in suite|suite-quick) ;; *) only_suite=false ;; esac; done
 LOGS=$(mktemp -d)   # setup and build logs stay aside (few files come back); their tail is printed on failure
 
-# xxHash is not on the GPU machine: unpack the staged Debian packages beside cmocka's
+# xxHash is not on the GPU machine: unpack the staged Debian packages beside cmocka's (where they were
+# staged: prebuilt binaries, bench/stage-prebuilt.sh, need no headers)
 hd=/opt/hdeps
-if [ -d "$hd" ] && [ ! -f "$hd/usr/include/xxhash.h" ]; then
+if [ -d "$hd" ] && [ ! -f "$hd/usr/include/xxhash.h" ] && compgen -G ".device-deps/libxxhash*.deb" > /dev/null; then
     for f in .device-deps/libxxhash*.deb; do dpkg -x "$f" "$hd"; done
     sed -i "s#-L/usr/#-L$hd/usr/#g; s#-I/usr/#-I$hd/usr/#g; s#=/usr#=$hd/usr#g" \
         "$hd"/usr/lib/x86_64-linux-gnu/pkgconfig/libxxhash.pc
