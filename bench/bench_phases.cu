@@ -115,7 +115,7 @@ static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_
     psa_partitioned upart;
     char label[160];
     const double total_ms = time_ms(runs, [&] {
-        cudaError_t e = psa_partition(bits, &plan, d_q, n, d_positions, 0, d_ws, ws_bytes, &upart, 0);
+        cudaError_t e = psa_partition(bits, &plan, d_q, n, psa_positions{d_positions, 0, true}, d_ws, ws_bytes, &upart, 0);
         if (e == cudaSuccess)
             e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span, d_slot_values,
                                               NULL, d_slot_found, true, 0);
@@ -125,7 +125,7 @@ static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_
              plan.bits2);
     row(label, total_ms, 0, n);
     const double part_ms = time_ms(runs, [&] {
-        return psa_partition(bits, &plan, d_q, n, d_positions, 0, d_ws, ws_bytes, &upart, 0);
+        return psa_partition(bits, &plan, d_q, n, psa_positions{d_positions, 0, true}, d_ws, ws_bytes, &upart, 0);
     });
     /* and pass 2 reads the positions; the last pass's are the caller's 64-bit ones */
     row("  of which the partition writing the positions", part_ms,
@@ -248,7 +248,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
     const double copy_ms = time_ms(runs, [&] { return cudaMemcpyAsync(d_copy, d_q, n * sizeof(K), cudaMemcpyDeviceToDevice, 0); });
     row("copy of the queries (device to device)", copy_ms, 2 * kb * n, n);
     const double plain_ms = time_ms(runs, [&] {
-        return ntg_launch_lookup(v, &tree->gpu->cut, group, d_q, NULL, n, d_out, d_found, NULL, 0, NULL, 0);
+        return ntg_launch_lookup(v, &tree->gpu->cut, group, d_q, NULL, n, d_out, d_found, psa_positions{}, NULL, 0);
     });
     row("descent, unsorted queries, in order (PSA off)", plain_ms, (kb + kb + 1) * n, n);
 
@@ -262,7 +262,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         psa_partitioned part;
         const uint32_t passes = plan.bits2 ? 2 : 1;
         const double part_ms = time_ms(runs, [&] {
-            return psa_partition(bits, &plan, d_q, n, NULL, 0, d_ws, ws_bytes, &part, 0);
+            return psa_partition(bits, &plan, d_q, n, psa_positions{}, d_ws, ws_bytes, &part, 0);
         });
         snprintf(label, sizeof label, "partition, %u bits (%u + %u), %u pass%s", plan.bits, plan.bits1, plan.bits2,
                  passes, passes > 1 ? "es" : "");
@@ -277,7 +277,7 @@ static int run(uint32_t keys_log2, uint32_t queries_log2, uint32_t group, uint32
         });
         row("  restore (gather in query order)", restore_ms, (4.0 * passes + kb + 1 + kb + 1) * n, n);
         const double total_ms = time_ms(runs, [&] {
-            cudaError_t e = psa_partition(bits, &plan, d_q, n, NULL, 0, d_ws, ws_bytes, &part, 0);
+            cudaError_t e = psa_partition(bits, &plan, d_q, n, psa_positions{}, d_ws, ws_bytes, &part, 0);
             if (e == cudaSuccess)
                 e = ntg_launch_search_partitioned(v, &plan, d_table, false, part.keys, n, part.in_span,
                                                   d_slot_values, NULL, d_slot_found, false, 0);

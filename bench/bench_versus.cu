@@ -379,10 +379,17 @@ void run_batch(run_state &R, tree_ctx &T, const std::string &name, query_dist di
     };
     measure(T, B, "harmonia", "defaults (NULL config)", "query",
             [&] { note_error(harmonia_lookup(T.tree, NULL, B.d_q, nq, B.d_out, B.d_found)); }, NULL, NULL);
+    /* sorted results: the engine's order with 32-bit positions (harmonia_lookup_unordered32), as the
+     * sort pipelines' own; the 64-bit positions of harmonia_lookup_unordered beside it, informational */
+    uint32_t *pos32 = (uint32_t *)B.d_pos;
+    if (B.d_pos && nq <= HARMONIA_POSITIONS32_MAX_COUNT)
+        measure(T, B, "harmonia", "defaults (NULL config), 32-bit positions", "sorted",
+                [&] { note_error(harmonia_lookup_unordered32(T.tree, NULL, B.d_q, nq, B.d_out, B.d_found, pos32)); },
+                NULL, pos32);
     if (B.d_pos)
-        measure(T, B, "harmonia", "defaults (NULL config)", "sorted",
+        measure(T, B, "harmonia_pos64", "defaults (NULL config), 64-bit positions (informational)", "sorted",
                 [&] { note_error(harmonia_lookup_unordered(T.tree, NULL, B.d_q, nq, B.d_out, B.d_found, B.d_pos)); },
-                B.d_pos, NULL);
+                B.d_pos, NULL, false);
     harmonia_query_config qc; /* (the lambdas of a batch timed in rounds outlive their blocks) */
     harmonia_query_config_init(&qc);
     qc.backend = HARMONIA_BACKEND_GPU;

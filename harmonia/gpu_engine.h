@@ -62,10 +62,10 @@ harmonia_status hm_gpu_start_table(harmonia_tree *tree, bool fine, void *entries
 
 /* The queries. config is resolved (never NULL); async: device arrays only, queued on
  * config->stream without waiting. positions_out NULL: results in the queries' order; else in PSA
- * order with positions. */
+ * order with positions, 32-bit words when positions32 (count <= 2^32), else 64-bit. */
 harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                               const void *queries, uint64_t count, void *values_out,
-                              uint8_t *found_out, uint64_t *positions_out);
+                              uint8_t *found_out, void *positions_out, bool positions32);
 harmonia_status hm_gpu_lower_bound(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                    const void *queries, uint64_t count, void *keys_out,
                                    void *values_out, uint8_t *found_out);

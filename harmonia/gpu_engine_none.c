@@ -42,9 +42,10 @@ void hm_gpu_fill_info(const harmonia_tree *tree, harmonia_tree_info *info) { (vo
 
 harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                               const void *queries, uint64_t count, void *values_out, uint8_t *found_out,
-                              uint64_t *positions_out)
+                              void *positions_out, bool positions32)
 {
     (void)config; (void)async; (void)queries; (void)count; (void)values_out; (void)found_out; (void)positions_out;
+    (void)positions32;
     return NO_CUDA(tree);
 }
 

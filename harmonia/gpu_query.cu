@@ -43,6 +43,7 @@ typedef struct hm_call {
     bool psa_descent;      /* ... by a one-pass partition, then the plain descent (sparse windows:
                               lookups psa_descent_pays, lower bounds psa_descent_lower_bound_pays) */
     bool unordered;
+    bool positions32;      /* unordered: 32-bit positions (harmonia_lookup_unordered32) */
     uint32_t group_size;
     uint32_t queries_per_group; /* the descent path's point lookups: queries a group at once */
     uint32_t window;
@@ -206,6 +207,14 @@ static psa_known_answers known_answers(const hm_gpu *g, const psa_plan *plan, bo
     return k;
 }
 
+/* Where an unordered window's positions go (psa.h): d_out[2], 64- or 32-bit words from
+ * position_base on; nowhere for results in query order. */
+static psa_positions window_positions(const hm_call *c, void *const *d_out, uint64_t position_base)
+{
+    psa_positions p = {c->unordered ? d_out[2] : NULL, position_base, !c->positions32};
+    return p;
+}
+
 /* Searches n queries whose device arrays are d_in, writing device results to d_out, on stream;
  * position_base is the window's first query in the whole call. With PSA (scratch: the window's):
  * partition (psa/), search of the partitioned keys into the scratch's slot-order buffers (ntg/),
@@ -226,18 +235,19 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         v = &fine;
     }
     assert(n > 0 && (!c->psa || (scratch && scratch->workspace)));
+    const psa_positions positions = window_positions(c, d_out, position_base), no_positions = {NULL, 0, true};
     if (c->psa && c->psa_descent) {
         /* unordered, the pass writes the caller's positions and the descent the values and flags of
          * the slots (those outside the span too: it finds nothing for them); in query order the
          * descent writes the slot-order buffers and the restore brings them back */
         psa_partitioned part;
-        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered ? (uint64_t *)d_out[2] : NULL,
-                                      position_base, scratch->workspace, scratch->workspace_bytes, &part, stream);
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, positions, scratch->workspace,
+                                      scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
         if (c->unordered)
             return ntg_launch_lookup_q(v, &g->cut, c->group_size, c->queries_per_group, part.keys, NULL, n, d_out[0],
-                                       (uint8_t *)d_out[1], NULL, 0, stream);
+                                       (uint8_t *)d_out[1], no_positions, stream);
         /* outputs: lookup 0 values, 1 found; lower bound 0 keys, 1 values, 2 found (keys and values
          * may be NULL) */
         const bool lower_bound = c->op == OP_LOWER_BOUND;
@@ -248,7 +258,7 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
         e = lower_bound ? ntg_launch_lower_bound(v, &g->cut, c->group_size, part.keys, NULL, n, slot_keys, slot_values,
                                                  scratch->slot_found, NULL, stream)
                         : ntg_launch_lookup_q(v, &g->cut, c->group_size, c->queries_per_group, part.keys, NULL, n,
-                                              slot_values, scratch->slot_found, NULL, 0, stream);
+                                              slot_values, scratch->slot_found, no_positions, stream);
         const psa_known_answers known = known_answers(g, &c->plan, lower_bound);
         if (e == cudaSuccess)
             e = psa_restore(v->key_bits, &part, slot_values, slot_keys, scratch->slot_found, values_out, keys_out,
@@ -258,8 +268,8 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     if (c->psa) {
         psa_partitioned part;
         /* unordered: the passes write the caller's positions themselves */
-        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, c->unordered ? (uint64_t *)d_out[2] : NULL,
-                                      position_base, scratch->workspace, scratch->workspace_bytes, &part, stream);
+        cudaError_t e = psa_partition(v->key_bits, &c->plan, d_in[0], n, positions, scratch->workspace,
+                                      scratch->workspace_bytes, &part, stream);
         if (e != cudaSuccess)
             return e;
         const bool lower_bound = c->op == OP_LOWER_BOUND;
@@ -281,8 +291,8 @@ static cudaError_t run_window(const hm_gpu *g, const hm_call *c, cudaStream_t st
     }
     switch (c->op) {
     case OP_LOOKUP:
-        return ntg_launch_lookup(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1],
-                                 c->unordered ? (uint64_t *)d_out[2] : NULL, position_base, signal, stream);
+        return ntg_launch_lookup(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], (uint8_t *)d_out[1], positions,
+                                 signal, stream);
     case OP_LOWER_BOUND:
         return ntg_launch_lower_bound(v, &g->cut, c->group_size, d_in[0], NULL, n, d_out[0], d_out[1], (uint8_t *)d_out[2],
                                       signal, stream);
@@ -609,13 +619,14 @@ static harmonia_status run_call(harmonia_tree *tree, const harmonia_query_config
 
 extern "C" harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_query_config *config, bool async,
                                          const void *queries, uint64_t count, void *values_out,
-                                         uint8_t *found_out, uint64_t *positions_out)
+                                         uint8_t *found_out, void *positions_out, bool positions32)
 {
     const size_t kb = tree->kr.key_bits / 8;
     hm_call c;
     memset(&c, 0, sizeof c);
-    c.name = positions_out ? (async ? "harmonia_lookup_unordered_async" : "harmonia_lookup_unordered")
-                           : (async ? "harmonia_lookup_async" : "harmonia_lookup");
+    c.name = !positions_out ? (async ? "harmonia_lookup_async" : "harmonia_lookup")
+             : positions32  ? (async ? "harmonia_lookup_unordered32_async" : "harmonia_lookup_unordered32")
+                            : (async ? "harmonia_lookup_unordered_async" : "harmonia_lookup_unordered");
     c.op = OP_LOOKUP;
     c.in[0] = queries;
     c.in_elem[0] = kb;
@@ -625,8 +636,9 @@ extern "C" harmonia_status hm_gpu_lookup(harmonia_tree *tree, const harmonia_que
     c.out[1] = found_out;
     c.out_elem[1] = 1;
     c.out[2] = positions_out;
-    c.out_elem[2] = sizeof(uint64_t);
+    c.out_elem[2] = positions32 ? sizeof(uint32_t) : sizeof(uint64_t);
     c.unordered = positions_out != NULL;
+    c.positions32 = positions32;
     c.count = count;
     c.async = async;
     return run_call(tree, config, &c);

@@ -30,10 +30,12 @@ static int compare_floats(const void *a, const void *b)
 typedef struct sweep {
     void *d_queries, *d_values;
     uint8_t *d_found;
-    uint64_t *d_positions;     /* unordered results only */
+    void *d_positions;         /* unordered results only: 32-bit words (the fast path,
+                                  harmonia_lookup_unordered32) up to 2^32 queries, else 64-bit */
+    size_t position_bytes;
     void *h_values;
     uint8_t *h_found;
-    uint64_t *h_positions;
+    void *h_positions;
     cudaStream_t stream;
     cudaEvent_t start, stop;
     float *times;              /* ms of the timed runs of one G */
@@ -62,9 +64,12 @@ static void sweep_free(sweep *s)
 static harmonia_status call_once(harmonia_tree *tree, const harmonia_query_config *q, bool unordered,
                                  const sweep *s, uint64_t count)
 {
-    return unordered ? harmonia_lookup_unordered_async(tree, q, s->d_queries, count, s->d_values, s->d_found,
-                                                       s->d_positions, s->stream)
-                     : harmonia_lookup_async(tree, q, s->d_queries, count, s->d_values, s->d_found, s->stream);
+    if (!unordered)
+        return harmonia_lookup_async(tree, q, s->d_queries, count, s->d_values, s->d_found, s->stream);
+    return s->position_bytes == 4 ? harmonia_lookup_unordered32_async(tree, q, s->d_queries, count, s->d_values,
+                                                                      s->d_found, s->d_positions, s->stream)
+                                  : harmonia_lookup_unordered_async(tree, q, s->d_queries, count, s->d_values,
+                                                                    s->d_found, s->d_positions, s->stream);
 }
 
 /* Copies one G's results back; hashes them and counts the hits. */
@@ -75,7 +80,7 @@ static harmonia_status fetch_results(harmonia_tree *tree, sweep *s, uint64_t cou
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(s->h_found, s->d_found, count, cudaMemcpyDeviceToHost, s->stream);
     if (e == cudaSuccess && unordered)
-        e = cudaMemcpyAsync(s->h_positions, s->d_positions, count * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+        e = cudaMemcpyAsync(s->h_positions, s->d_positions, count * s->position_bytes, cudaMemcpyDeviceToHost,
                             s->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s->stream);
@@ -88,7 +93,7 @@ static harmonia_status fetch_results(harmonia_tree *tree, sweep *s, uint64_t cou
     XXH3_64bits_update(state, s->h_values, count * key_bytes);
     XXH3_64bits_update(state, s->h_found, count);
     if (unordered)
-        XXH3_64bits_update(state, s->h_positions, count * sizeof(uint64_t));
+        XXH3_64bits_update(state, s->h_positions, count * s->position_bytes);
     *hash_out = XXH3_64bits_digest(state);
     XXH3_freeState(state);
     uint64_t found = 0;
@@ -111,7 +116,8 @@ static harmonia_status measure_on_device(harmonia_tree *tree, const harmonia_ntg
     s.times = malloc(result->runs * sizeof *s.times);
     s.h_values = malloc(count * key_bytes);
     s.h_found = malloc(count);
-    s.h_positions = unordered ? malloc(count * sizeof(uint64_t)) : NULL;
+    s.position_bytes = count <= HARMONIA_POSITIONS32_MAX_COUNT ? sizeof(uint32_t) : sizeof(uint64_t);
+    s.h_positions = unordered ? malloc(count * s.position_bytes) : NULL;
     if (!s.times || !s.h_values || !s.h_found || (unordered && !s.h_positions)) {
         st = hm_fail(tree, HARMONIA_ERR_NO_MEMORY, "NTG measurement: out of host memory for %llu results",
                      (unsigned long long)count);
@@ -121,7 +127,7 @@ static harmonia_status measure_on_device(harmonia_tree *tree, const harmonia_ntg
     SWEEP_CUDA(cudaMalloc(&s.d_values, count * key_bytes), "allocating the values");
     SWEEP_CUDA(cudaMalloc((void **)&s.d_found, count), "allocating the found flags");
     if (unordered)
-        SWEEP_CUDA(cudaMalloc((void **)&s.d_positions, count * sizeof(uint64_t)), "allocating the positions");
+        SWEEP_CUDA(cudaMalloc(&s.d_positions, count * s.position_bytes), "allocating the positions");
     SWEEP_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a stream");
     SWEEP_CUDA(cudaMemcpyAsync(s.d_queries, queries, count * key_bytes, cudaMemcpyHostToDevice, s.stream),
                "copying the queries");

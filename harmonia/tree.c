@@ -549,15 +549,20 @@ static harmonia_status async_setup(harmonia_tree *tree, const char *fn, const ha
             return hm_fail(NULL, HARMONIA_ERR_INVALID, fn ": tree is NULL");                      \
     } while (0)
 
-/* The body of the point lookups: positions_out NULL for results in query order. */
+/* The body of the point lookups: unordered (positions_out: 64-bit words, or 32-bit ones when
+ * positions32) or in query order. */
 static harmonia_status lookup(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,
                               const void *queries, uint64_t count, void *values_out, uint8_t *found_out,
-                              uint64_t *positions_out, bool unordered, bool async, void *stream)
+                              void *positions_out, bool unordered, bool positions32, bool async, void *stream)
 {
     REQUIRE_TREE(tree, "harmonia_lookup");
     if (count > 0 && (!queries || !values_out || !found_out || (unordered && !positions_out)))
         return hm_fail(tree, HARMONIA_ERR_INVALID, "%s: NULL queries, values_out, found_out%s", fn,
                        unordered ? " or positions_out" : "");
+    if (positions32 && count > HARMONIA_POSITIONS32_MAX_COUNT)
+        return hm_fail(tree, HARMONIA_ERR_INVALID,
+                       "%s: %" PRIu64 " queries: 32-bit positions number at most 2^32 queries "
+                       "(harmonia_lookup_unordered writes 64-bit ones)", fn, count);
     harmonia_query_config config;
     harmonia_backend backend = HARMONIA_BACKEND_GPU;
     harmonia_status st = async ? async_setup(tree, fn, given, stream, &config) : hm_query_config(tree, given, &config);
@@ -566,16 +571,23 @@ static harmonia_status lookup(harmonia_tree *tree, const char *fn, const harmoni
     if (st != HARMONIA_OK)
         return st;
     if (backend == HARMONIA_BACKEND_GPU)
-        return hm_gpu_lookup(tree, &config, async, queries, count, values_out, found_out, positions_out);
+        return hm_gpu_lookup(tree, &config, async, queries, count, values_out, found_out,
+                             unordered ? positions_out : NULL, positions32);
     kr_tree version;
     const unsigned pin = hm_pin(tree, &version); /* one version for the whole batch */
     kr_lookup_batch(&version, queries, count, values_out, found_out, config.threads);
     hm_unpin(tree, pin);
     if (unordered) {
         const int team = kr_resolve_threads(config.threads);
+        uint64_t *wide = positions_out;
+        uint32_t *narrow = positions_out;
 #pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
-        for (uint64_t i = 0; i < count; i++)
-            positions_out[i] = i;
+        for (uint64_t i = 0; i < count; i++) {
+            if (positions32)
+                narrow[i] = (uint32_t)i;
+            else
+                wide[i] = i;
+        }
     }
     return HARMONIA_OK;
 }
@@ -583,14 +595,15 @@ static harmonia_status lookup(harmonia_tree *tree, const char *fn, const harmoni
 harmonia_status harmonia_lookup(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
                                 uint64_t count, void *values_out, uint8_t *found_out)
 {
-    return lookup(tree, "harmonia_lookup", config, queries, count, values_out, found_out, NULL, false, false, NULL);
+    return lookup(tree, "harmonia_lookup", config, queries, count, values_out, found_out, NULL, false, false, false,
+                  NULL);
 }
 
 harmonia_status harmonia_lookup_async(harmonia_tree *tree, const harmonia_query_config *config, const void *queries,
                                       uint64_t count, void *values_out, uint8_t *found_out, void *stream)
 {
-    return lookup(tree, "harmonia_lookup_async", config, queries, count, values_out, found_out, NULL, false, true,
-                  stream);
+    return lookup(tree, "harmonia_lookup_async", config, queries, count, values_out, found_out, NULL, false, false,
+                  true, stream);
 }
 
 harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_query_config *config,
@@ -598,7 +611,7 @@ harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, const harmonia_qu
                                           uint8_t *found_out, uint64_t *positions_out)
 {
     return lookup(tree, "harmonia_lookup_unordered", config, queries, count, values_out, found_out, positions_out,
-                  true, false, NULL);
+                  true, false, false, NULL);
 }
 
 harmonia_status harmonia_lookup_unordered_async(harmonia_tree *tree, const harmonia_query_config *config,
@@ -606,7 +619,23 @@ harmonia_status harmonia_lookup_unordered_async(harmonia_tree *tree, const harmo
                                                 uint8_t *found_out, uint64_t *positions_out, void *stream)
 {
     return lookup(tree, "harmonia_lookup_unordered_async", config, queries, count, values_out, found_out,
-                  positions_out, true, true, stream);
+                  positions_out, true, false, true, stream);
+}
+
+harmonia_status harmonia_lookup_unordered32(harmonia_tree *tree, const harmonia_query_config *config,
+                                            const void *queries, uint64_t count, void *values_out,
+                                            uint8_t *found_out, uint32_t *positions_out)
+{
+    return lookup(tree, "harmonia_lookup_unordered32", config, queries, count, values_out, found_out, positions_out,
+                  true, true, false, NULL);
+}
+
+harmonia_status harmonia_lookup_unordered32_async(harmonia_tree *tree, const harmonia_query_config *config,
+                                                  const void *queries, uint64_t count, void *values_out,
+                                                  uint8_t *found_out, uint32_t *positions_out, void *stream)
+{
+    return lookup(tree, "harmonia_lookup_unordered32_async", config, queries, count, values_out, found_out,
+                  positions_out, true, true, true, stream);
 }
 
 static harmonia_status lower_bound(harmonia_tree *tree, const char *fn, const harmonia_query_config *given,

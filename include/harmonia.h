@@ -363,6 +363,18 @@ HARMONIA_API harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, cons
                                           const void *queries, uint64_t count, void *values_out,
                                           uint8_t *found_out, uint64_t *positions_out);
 
+/* The same with 32-bit positions: positions_out[i] = the query of slot i, as a 32-bit word — half
+ * the bytes the engine writes and the caller reads back, for calls of at most
+ * HARMONIA_POSITIONS32_MAX_COUNT (2^32) queries (more: INVALID, nothing written). On the GPU the
+ * partition writes them as it writes the 64-bit ones (PSA), so a caller who takes results in the
+ * engine's order and maps them back itself (a join, a gather by row id) saves 4 bytes a query of
+ * writes: the fastest lookup there is for sorted results (README, "Performance"). Errors as
+ * harmonia_lookup_unordered. */
+#define HARMONIA_POSITIONS32_MAX_COUNT ((uint64_t)1 << 32)
+HARMONIA_API harmonia_status harmonia_lookup_unordered32(harmonia_tree *tree, const harmonia_query_config *config,
+                                                         const void *queries, uint64_t count, void *values_out,
+                                                         uint8_t *found_out, uint32_t *positions_out);
+
 /* Lower bound: for each i, the smallest key >= queries[i] and its value, found_out[i] = 1; when no
  * key is >= queries[i], found_out[i] = 0 and keys_out[i] = values_out[i] = 0. keys_out or
  * values_out may be NULL when not wanted; found_out may not. Synchronous. */
@@ -414,6 +426,11 @@ HARMONIA_API harmonia_status harmonia_lookup_unordered_async(harmonia_tree *tree
                                                              const void *queries, uint64_t count,
                                                              void *values_out, uint8_t *found_out,
                                                              uint64_t *positions_out, void *stream);
+HARMONIA_API harmonia_status harmonia_lookup_unordered32_async(harmonia_tree *tree,
+                                                               const harmonia_query_config *config,
+                                                               const void *queries, uint64_t count,
+                                                               void *values_out, uint8_t *found_out,
+                                                               uint32_t *positions_out, void *stream);
 HARMONIA_API harmonia_status harmonia_lower_bound_async(harmonia_tree *tree, const harmonia_query_config *config,
                                                         const void *queries, uint64_t count, void *keys_out,
                                                         void *values_out, uint8_t *found_out, void *stream);
@@ -695,8 +712,10 @@ typedef struct harmonia_ntg_config {
                                     the PSA order they give; the measurement runs with them.
                                     backend, memory, group_size, stream and workspace are the
                                     profiler's (ignored here). */
-    bool unordered;    /* the workload takes results in PSA order (harmonia_lookup_unordered);
-                          then psa = -1 (auto) means on, as in the engine; else harmonia_lookup */
+    bool unordered;    /* the workload takes results in PSA order (the measurement calls
+                          harmonia_lookup_unordered32, or harmonia_lookup_unordered above 2^32
+                          queries); then psa = -1 (auto) means on, as in the engine; else
+                          harmonia_lookup */
     uint64_t sample;   /* model: queries traversed, taken as runs of 32 (one warp at G = 1);
                           0 = HARMONIA_NTG_DEFAULT_SAMPLE (31 runs, 992 queries) */
     uint32_t levels;   /* model: the last levels whose steps count (2 = the leaves' parents and the

@@ -103,17 +103,18 @@ typedef struct ntg_signal {
 } ntg_signal;
 
 /* Point lookups of n queries (device arrays). With positions (the window-relative original slots
- * of sorted queries) and no positions_out, the result of query slot i goes to output slot
- * positions[i], restoring the original order. With positions_out, results stay in slot i and
- * positions_out[i] = position_base + (positions ? positions[i] : i). Without either, slot i.
+ * of sorted queries) and no positions_out.out, the result of query slot i goes to output slot
+ * positions[i], restoring the original order. With positions_out.out (psa.h: 64- or 32-bit words),
+ * results stay in slot i and slot i's position is positions_out.base + (positions ? positions[i] :
+ * i). Without either, slot i.
  * For queries in no particular order: on the fixed shape, batches of NTG_L2_HINTS_BATCH queries or
  * more load their leaves and values with an L2 priority (ntg_policy.h, NTG_L2_HINTS; sm_80 and up),
  * which slows queries grouped by key — those go through ntg_launch_lookup_q, which loads plainly. */
 /* cut: the tree's top cut (NULL or no levels: every level from its closed form). */
 cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,
                               const uint32_t *positions, uint64_t n, void *values_out,
-                              uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
-                              const ntg_signal *signal, cudaStream_t stream);
+                              uint8_t *found_out, psa_positions positions_out, const ntg_signal *signal,
+                              cudaStream_t stream);
 
 /* The same with queries_per_group (Q) queries a group in flight at once (each level's Q node loads
  * issued before any is counted): the default-shape kernels of 64-bit keys for G 2, 4, 8 and Q = 2,
@@ -122,8 +123,8 @@ cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint
  * priorities, whatever the batch). */
 cudaError_t ntg_launch_lookup_q(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size,
                                 uint32_t queries_per_group, const void *queries, const uint32_t *positions,
-                                uint64_t n, void *values_out, uint8_t *found_out, uint64_t *positions_out,
-                                uint64_t position_base, cudaStream_t stream);
+                                uint64_t n, void *values_out, uint8_t *found_out, psa_positions positions_out,
+                                cudaStream_t stream);
 
 /* Lower bound; keys_out and values_out may be NULL. Output indexing and signal as ntg_launch_lookup. */
 cudaError_t ntg_launch_lower_bound(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size, const void *queries,

@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_param<F> cut,
               const K *__restrict__ queries, const uint32_t *__restrict__ positions,
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-              uint64_t *__restrict__ positions_out, uint64_t position_base, const ntg_signal signal)
+              const psa_positions positions_out, const ntg_signal signal)
 {
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
@@ -100,8 +100,8 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
                 value = found ? ld_priority<hint_priority<HINTS, true>()>(values + leaf * leaf_size + slot) : (K)0;
             }
             uint64_t out = i;
-            if (positions_out)
-                positions_out[i] = position_base + (positions ? positions[i] : i);
+            if (positions_out.out)
+                psa_put_position(positions_out, i, positions ? positions[i] : i);
             else if (positions)
                 out = positions[i];
             values_out[out] = value;
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ ntg_small_cut cut,
                     const K *__restrict__ queries, const uint32_t *__restrict__ positions, uint64_t n,
                     K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-                    uint64_t *__restrict__ positions_out, uint64_t position_base)
+                    const psa_positions positions_out)
 {
     const group_place p = place_of_thread<G>();
     constexpr uint64_t per_warp = 32 / G;
@@ -173,8 +173,8 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
                 if (idx[k] >= n)
                     continue;
                 uint64_t out = idx[k];
-                if (positions_out)
-                    positions_out[idx[k]] = position_base + (positions ? positions[idx[k]] : idx[k]);
+                if (positions_out.out)
+                    psa_put_position(positions_out, idx[k], positions ? positions[idx[k]] : idx[k]);
                 else if (positions)
                     out = positions[idx[k]];
                 values_out[out] = value[k];
@@ -502,8 +502,7 @@ template <typename K> constexpr int fixed_fanout() { return sizeof(K) == 4 ? NTG
 template <typename K, int F, int L>
 static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uint32_t g, uint32_t q,
                                 const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
-                                uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
-                                cudaStream_t stream)
+                                uint8_t *found_out, psa_positions positions_out, cudaStream_t stream)
 {
     if (sizeof(K) != 8 || q != 2 || (g != 2 && g != 4 && g != 8))
         return false;
@@ -512,7 +511,7 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
         constexpr int G = decltype(group)::value;
         if constexpr (sizeof(K) == 8 && (G == 2 || G == 4 || G == 8))
             lookup_multi_kernel<K, G, F, L, 2><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, cut, queries, positions, n, values_out, found_out, positions_out, position_base);
+                *v, cut, queries, positions, n, values_out, found_out, positions_out);
     });
     return true;
 }
@@ -524,8 +523,8 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
 template <typename K>
 static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, uint32_t q_per_group,
                           bool scattered, const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
-                          uint8_t *found_out, uint64_t *positions_out, uint64_t position_base,
-                          const ntg_signal *signal, cudaStream_t stream)
+                          uint8_t *found_out, psa_positions positions_out, const ntg_signal *signal,
+                          cudaStream_t stream)
 {
     constexpr int F = fixed_fanout<K>(), L = NTG_FIXED_LEAF;
     ntg_small_cut small_copy;
@@ -535,24 +534,24 @@ static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
     const ntg_signal sig = signal ? *signal : no_signal;
     if (fixed && !small && q_per_group > 1 && !signal &&
         launch_lookup_multi<K, F, L>(v, small_copy, g, q_per_group, queries, positions, n, values_out, found_out,
-                                     positions_out, position_base, stream))
+                                     positions_out, stream))
         return;
     const unsigned grid = grid_for(n, g);
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
         if (fixed && small)
             lookup_kernel<K, G, F, L, true><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base, sig);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, sig);
         else if (fixed && hinted)
             lookup_kernel<K, G, F, L, false, NTG_L2_HINTS><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base, sig);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, sig);
         else if (fixed)
             lookup_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, position_base, sig);
+                *v, small_copy, queries, positions, n, values_out, found_out, positions_out, sig);
         else
             lookup_kernel<K, G><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(*v, cut ? *cut : no_cut, queries, positions, n,
                                                                          values_out, found_out, positions_out,
-                                                                         position_base, sig);
+                                                                         sig);
     });
 }
 
@@ -581,8 +580,7 @@ static void launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32
 static cudaError_t launch_lookup_any(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
                                      uint32_t queries_per_group, bool scattered, const void *queries,
                                      const uint32_t *positions, uint64_t n, void *values_out, uint8_t *found_out,
-                                     uint64_t *positions_out, uint64_t position_base, const ntg_signal *signal,
-                                     cudaStream_t stream)
+                                     psa_positions positions_out, const ntg_signal *signal, cudaStream_t stream)
 {
     if (n == 0)
         return cudaSuccess;
@@ -592,30 +590,29 @@ static cudaError_t launch_lookup_any(const ntg_view *v, const ntg_top_cut *cut, 
     assert_cut(v, cut);
     if (v->key_bits == 32)
         launch_lookup<uint32_t>(v, cut, g, queries_per_group, scattered, (const uint32_t *)queries, positions, n,
-                                (uint32_t *)values_out, found_out, positions_out, position_base, signal, stream);
+                                (uint32_t *)values_out, found_out, positions_out, signal, stream);
     else
         launch_lookup<uint64_t>(v, cut, g, queries_per_group, scattered, (const uint64_t *)queries, positions, n,
-                                (uint64_t *)values_out, found_out, positions_out, position_base, signal, stream);
+                                (uint64_t *)values_out, found_out, positions_out, signal, stream);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t ntg_launch_lookup_q(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
                                            uint32_t queries_per_group, const void *queries,
                                            const uint32_t *positions, uint64_t n, void *values_out,
-                                           uint8_t *found_out, uint64_t *positions_out,
-                                           uint64_t position_base, cudaStream_t stream)
+                                           uint8_t *found_out, psa_positions positions_out, cudaStream_t stream)
 {
     return launch_lookup_any(v, cut, g, queries_per_group, false, queries, positions, n, values_out, found_out,
-                             positions_out, position_base, NULL, stream);
+                             positions_out, NULL, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g, const void *queries,
                                          const uint32_t *positions, uint64_t n, void *values_out,
-                                         uint8_t *found_out, uint64_t *positions_out,
-                                         uint64_t position_base, const ntg_signal *signal, cudaStream_t stream)
+                                         uint8_t *found_out, psa_positions positions_out, const ntg_signal *signal,
+                                         cudaStream_t stream)
 {
     return launch_lookup_any(v, cut, g, 1, true, queries, positions, n, values_out, found_out, positions_out,
-                             position_base, signal, stream);
+                             signal, stream);
 }
 
 extern "C" cudaError_t ntg_launch_lower_bound(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,

@@ -174,6 +174,27 @@ static inline psa_plan psa_unordered_plan(const psa_plan *plan, uint32_t key_bit
     return psa_make_plan(plan->key_min, plan->key_max, n_leaves, leaf_bytes, plan->bits - 1);
 }
 
+/* Where the positions of an unordered lookup go (harmonia_lookup_unordered, _unordered32): slot i of
+ * the window gets base + the index of its query in the window, as a 64-bit word (wide) or a 32-bit
+ * one (the call has at most 2^32 queries, so every position fits). out NULL: results in query order,
+ * no positions. Written by PSA's passes (psa_partition) or by the descent kernels (ntg/). */
+typedef struct psa_positions {
+    void *out;
+    uint64_t base;
+    bool wide;
+} psa_positions;
+
+#if defined(__CUDACC__)
+/* Slot `slot`'s position: base + index (p.out non-NULL). */
+__device__ __forceinline__ void psa_put_position(const psa_positions &p, uint64_t slot, uint64_t index)
+{
+    if (p.wide)
+        static_cast<uint64_t *>(p.out)[slot] = p.base + index;
+    else
+        static_cast<uint32_t *>(p.out)[slot] = (uint32_t)(p.base + index);
+}
+#endif
+
 /* The bucket of key q (host and device). */
 PSA_HD uint32_t psa_bucket(const psa_plan *plan, uint64_t q)
 {

@@ -577,14 +577,13 @@ template <typename K, int ITEMS> struct pass_shared {
     uint32_t source[PSA_THREADS * ITEMS];
 };
 
-/* Where an unordered window's final positions go (the caller's 64-bit positions, psa_partition's
- * positions_out): out[slot - outside_shift] = base + the query index for the queries outside the
- * span (outside_shift: where their region starts, less *in_span), and out[slot] for the others in
- * the pass that makes the final layout (in_span_final); an earlier pass carries the index to pass
- * 2 in positions_out[slot] (32 bits). */
+/* Where an unordered window's final positions go (the caller's positions, psa_partition's
+ * positions_out, 64- or 32-bit words): slot - outside_shift gets base + the query index for the
+ * queries outside the span (outside_shift: where their region starts, less *in_span), and slot for
+ * the others in the pass that makes the final layout (in_span_final); an earlier pass carries the
+ * index to pass 2 in its own positions_out[slot] (32 bits). */
 struct final_positions {
-    uint64_t *out;
-    uint64_t base;
+    psa_positions out;
     uint32_t outside_shift;
     bool in_span_final;
 };
@@ -671,7 +670,7 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
         if (UNORDERED) {
             const uint32_t query = sh.source[at];
             if (out_of_span || fin.in_span_final)
-                fin.out[out_of_span ? slot - fin.outside_shift : slot] = fin.base + query;
+                psa_put_position(fin.out, out_of_span ? slot - fin.outside_shift : slot, query);
             else
                 positions_out[slot] = query;
         } else {
@@ -806,8 +805,8 @@ pass2_tiles tiles_of(const parts &w, const psa_plan &plan, uint32_t n)
 }
 
 template <typename K, int ITEMS>
-cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, uint64_t *positions_out,
-                            uint64_t position_base, const parts &w, psa_partitioned *out, cudaStream_t stream)
+cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, psa_positions positions_out,
+                            const parts &w, psa_partitioned *out, cudaStream_t stream)
 {
     const layout &l = w.l;
     K *keys1 = w.at<K>(l.keys1), *keys2 = w.at<K>(l.keys2);
@@ -825,9 +824,9 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
     /* unordered: the caller's positions, written by the passes: pass 1 writes the outside queries'
      * (their region starts at slot slack + *in_span after a chunked pass 1) and, for one-pass plans,
      * every one; pass 2 the others */
-    const bool unordered = positions_out != NULL;
-    const final_positions fin1 = {positions_out, position_base, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes};
-    const final_positions fin2 = {positions_out, position_base, 0, true};
+    const bool unordered = positions_out.out != NULL;
+    const final_positions fin1 = {positions_out, (uint32_t)(m.chunk_of ? l.slack : 0), !two_passes};
+    const final_positions fin2 = {positions_out, 0, true};
     /* pass 1 of a two-pass plan writes each query's fine bin into sources2 (pass 2's, unused until
      * pass 2) for pass 2's count; 0: the count reads the keys */
     const uint32_t fine_bytes = psa_fine_bytes(key_bits_of<K>(), plan.bits2);
@@ -966,12 +965,12 @@ extern "C" cudaError_t psa_workspace_bytes(uint32_t key_bits, uint32_t capacity,
 }
 
 extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
-                                     uint64_t *positions_out, uint64_t position_base, void *workspace,
-                                     size_t workspace_bytes, psa_partitioned *out, cudaStream_t stream)
+                                     psa_positions positions_out, void *workspace, size_t workspace_bytes,
+                                     psa_partitioned *out, cudaStream_t stream)
 {
     if (plan->bits1 > PSA_MAX_PASS1_BITS || plan->bits2 > PSA_MAX_PASS_BITS || plan->bits != plan->bits1 + plan->bits2)
         return cudaErrorInvalidValue;
-    if (plan->edges && positions_out) /* edges: ordered windows only (psa_gpu.h) */
+    if (plan->edges && positions_out.out) /* edges: ordered windows only (psa_gpu.h) */
         return cudaErrorInvalidValue;
     parts w;
     w.ws = (char *)workspace;
@@ -993,11 +992,11 @@ extern "C" cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, co
     if (key_bits == 32) /* (psa_pass_items gives PSA_ITEMS_LARGE to 32-bit keys only) */
         return out->tile_items == PSA_ITEMS_LARGE
                    ? partition_typed<uint32_t, PSA_ITEMS_LARGE>(*plan, (const uint32_t *)queries, n, positions_out,
-                                                                position_base, w, out, stream)
+                                                                w, out, stream)
                    : partition_typed<uint32_t, PSA_ITEMS>(*plan, (const uint32_t *)queries, n, positions_out,
-                                                          position_base, w, out, stream);
-    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, position_base, w,
-                                                out, stream);
+                                                          w, out, stream);
+    return partition_typed<uint64_t, PSA_ITEMS>(*plan, (const uint64_t *)queries, n, positions_out, w, out,
+                                                stream);
 }
 
 extern "C" cudaError_t psa_restore(uint32_t key_bits, const psa_partitioned *part, const void *values,

@@ -73,6 +73,35 @@ static void check_tree_against_model(const tu_model *m, uint32_t fanout, uint32_
                      (unsigned long long)(hit ? m->values[r] : 0));
     }
 
+    /* unordered, 64- and 32-bit positions: the CPU engine keeps the queries' order (position i at
+     * slot i) with the same results */
+    {
+        void *u_values = malloc(q_n * kb + 8);
+        uint8_t *u_found = malloc(q_n + 1);
+        uint64_t *pos64 = malloc(q_n * 8 + 8);
+        uint32_t *pos32 = malloc(q_n * 4 + 4);
+        assert_true(u_values && u_found && pos64 && pos32);
+        memset(pos64, 0xA5, q_n * 8 + 8);
+        memset(pos32, 0xA5, q_n * 4 + 4);
+        assert_int_equal(harmonia_lookup_unordered(tree, &cpu, queries, q_n, u_values, u_found, pos64), HARMONIA_OK);
+        for (uint64_t i = 0; i < q_n; i++)
+            assert_int_equal(pos64[i], i);
+        assert_memory_equal(u_found, found, q_n);
+        assert_memory_equal(u_values, out_values, q_n * kb);
+        memset(u_values, 0xA5, q_n * kb + 8);
+        memset(u_found, 0xA5, q_n + 1);
+        assert_int_equal(harmonia_lookup_unordered32(tree, &cpu, queries, q_n, u_values, u_found, pos32), HARMONIA_OK);
+        for (uint64_t i = 0; i < q_n; i++)
+            assert_int_equal(pos32[i], i);
+        assert_int_equal(pos32[q_n], 0xA5A5A5A5u); /* nothing past the batch */
+        assert_memory_equal(u_found, found, q_n);
+        assert_memory_equal(u_values, out_values, q_n * kb);
+        free(u_values);
+        free(u_found);
+        free(pos64);
+        free(pos32);
+    }
+
     assert_int_equal(harmonia_lower_bound(tree, &cpu, queries, q_n, out_keys, out_values, found), HARMONIA_OK);
     for (uint64_t i = 0; i < q_n; i++) {
         uint64_t q = tu_get(queries, m->key_bits, i);
@@ -158,6 +187,42 @@ static void run_one(uint32_t key_bits, uint64_t size, uint32_t fanout, uint32_t 
 }
 
 /* Sizes 0, 1 and just around every boundary where a level fills up: L, L*F, L*F*F. */
+/* 32-bit positions number at most 2^32 queries: more is INVALID with a message, before any array
+ * is read or written (the arrays here are 8 bytes long); NULL positions are INVALID too. */
+static void test_positions32_limits(void **state)
+{
+    (void)state;
+    const uint64_t keys[3] = {1, 5, 9};
+    harmonia_build_config cfg;
+    harmonia_build_config_init(&cfg);
+    cfg.key_bits = 64;
+    harmonia_tree *tree = NULL;
+    assert_int_equal(harmonia_build(&cfg, keys, NULL, 3, &tree), HARMONIA_OK);
+    uint64_t q = 5, v = 7;
+    uint8_t f = 3;
+    uint32_t p = 11;
+    for (int backend = 0; backend < 2; backend++) { /* the default (auto) and the CPU engine */
+        harmonia_query_config c;
+        harmonia_query_config_init(&c);
+        if (backend)
+            c.backend = HARMONIA_BACKEND_CPU;
+        assert_int_equal(harmonia_lookup_unordered32(tree, &c, &q, HARMONIA_POSITIONS32_MAX_COUNT + 1, &v, &f, &p),
+                         HARMONIA_ERR_INVALID);
+        assert_non_null(strstr(harmonia_last_error(tree), "32-bit positions"));
+        assert_int_equal(harmonia_lookup_unordered32_async(tree, &c, &q, UINT64_MAX, &v, &f, &p, NULL),
+                         HARMONIA_ERR_INVALID);
+        assert_true(v == 7 && f == 3 && p == 11);
+        assert_int_equal(harmonia_lookup_unordered32(tree, &c, &q, 1, &v, &f, NULL), HARMONIA_ERR_INVALID);
+        assert_int_equal(harmonia_lookup_unordered32(tree, NULL, &q, 0, NULL, NULL, NULL), HARMONIA_OK);
+    }
+    harmonia_query_config cpu;
+    harmonia_query_config_init(&cpu);
+    cpu.backend = HARMONIA_BACKEND_CPU;
+    assert_int_equal(harmonia_lookup_unordered32(tree, &cpu, &q, 1, &v, &f, &p), HARMONIA_OK);
+    assert_true(v == 1 && f == 1 && p == 0); /* values default to input positions: key 5 is pair 1 */
+    harmonia_free(tree);
+}
+
 static void test_boundary_sizes(void **state)
 {
     (void)state;
@@ -203,6 +268,7 @@ static void test_large_trees(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_positions32_limits),
         cmocka_unit_test(test_boundary_sizes),
         cmocka_unit_test(test_random_trees),
         cmocka_unit_test(test_large_trees),

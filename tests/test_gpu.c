@@ -101,7 +101,8 @@ static void free_reference(reference *r)
 }
 
 /* Runs lookups (and lower bounds) of n queries on the GPU with the given options, host or device
- * arrays, original order or unordered, and compares every result with the CPU engine. */
+ * arrays, original order (unordered 0) or unordered with 64-bit positions (1) or 32-bit ones
+ * (2: harmonia_lookup_unordered32), and compares every result with the CPU engine. */
 static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, uint64_t n, uint32_t g, int psa,
                           uint64_t window, int on_device, int unordered)
 {
@@ -124,17 +125,20 @@ static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, 
     if (on_device) {
         void *d_q = device_copy(queries, n * kb), *d_v = device_alloc(n * kb), *d_f = device_alloc(n);
         void *d_p = device_alloc(n * 8);
-        st = unordered ? harmonia_lookup_unordered(t, &q, d_q, n, d_v, d_f, d_p) : harmonia_lookup(t, &q, d_q, n, d_v, d_f);
+        st = unordered == 2 ? harmonia_lookup_unordered32(t, &q, d_q, n, d_v, d_f, d_p)
+             : unordered    ? harmonia_lookup_unordered(t, &q, d_q, n, d_v, d_f, d_p)
+                            : harmonia_lookup(t, &q, d_q, n, d_v, d_f);
         to_host(values, d_v, n * kb);
         to_host(found, d_f, n);
-        to_host(positions, d_p, n * 8);
+        to_host(positions, d_p, n * (unordered == 2 ? 4 : 8));
         cudaFree(d_q);
         cudaFree(d_v);
         cudaFree(d_f);
         cudaFree(d_p);
     } else {
-        st = unordered ? harmonia_lookup_unordered(t, &q, queries, n, values, found, positions)
-                       : harmonia_lookup(t, &q, queries, n, values, found);
+        st = unordered == 2 ? harmonia_lookup_unordered32(t, &q, queries, n, values, found, (uint32_t *)positions)
+             : unordered    ? harmonia_lookup_unordered(t, &q, queries, n, values, found, positions)
+                            : harmonia_lookup(t, &q, queries, n, values, found);
     }
     if (st != HARMONIA_OK)
         fail_msg("GPU lookup (G=%u psa=%d window=%llu device=%d) failed: %s", g, psa, (unsigned long long)window,
@@ -143,7 +147,7 @@ static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, 
     for (uint64_t i = 0; i < n; i++) {
         uint64_t src = i;
         if (unordered) {
-            src = positions[i];
+            src = unordered == 2 ? ((const uint32_t *)positions)[i] : positions[i];
             if (src >= n || seen[src])
                 fail_msg("unordered: slot %llu holds position %llu (out of range or repeated)", (unsigned long long)i,
                          (unsigned long long)src);
@@ -334,7 +338,7 @@ static void test_batch_sizes_and_windows(void **state)
             void *q = make_queries(&m, sizes[s], &rng);
             for (unsigned wi = 0; wi < (quick() ? 2u : 4u); wi++)
                 for (int dev = 0; dev < 2; dev++)
-                    for (int unordered = 0; unordered < 2; unordered++) {
+                    for (int unordered = 0; unordered < 3; unordered++) { /* 2: 32-bit positions */
                         check_lookups(t, m.key_bits, q, sizes[s], 8, 1, windows[wi], dev, unordered);
                         check_lookups(t, m.key_bits, q, sizes[s], 4, 0, windows[wi], dev, unordered);
                     }
@@ -498,18 +502,21 @@ static void test_psa_partition(void **state)
                 config_psa_bits = plan_bits[pb];
                 const int dev = (int)(pb % 2);
                 check_lookups(t, bits, q, n, 0, 1, 0, dev, 0);
-                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1);
+                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1 + dev); /* host: 64-bit positions */
                 check_lower_bounds(t, bits, q, n, 0, 1, 0, dev);
             }
             config_psa_bits = 0;
             check_lookups(t, bits, q, n, 0, 1, 1u << 18, 1, 0);  /* several windows, device arrays */
             check_lookups(t, bits, q, n, 0, 1, 1u << 18, 0, 1);  /* several windows, host arrays */
+            check_lookups(t, bits, q, n, 0, 1, 1u << 18, 0, 2);  /* the same, 32-bit positions */
+            check_lookups(t, bits, q, n, 0, 1, 1u << 18, 1, 2);  /* device arrays, 32-bit positions */
             check_lower_bounds(t, bits, q, n, 0, 1, 1u << 18, 1);
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 0);        /* auto */
             /* sparser windows: tiles staged in halves, quarters, ... or descending */
             for (uint64_t sparse = n / 8; sparse >= 3000; sparse /= 4) {
                 check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 0);
                 check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 1);
+                check_lookups(t, bits, q, sparse, 0, 1, 0, 1, 2);
                 check_lower_bounds(t, bits, q, sparse, 0, 1, 0, 1);
             }
             check_lookups(t, bits, q, 3000, 0, 1, 0, 1, 0);      /* sparse: the tiles descend */
@@ -571,6 +578,7 @@ static void test_psa_large_tiles(void **state)
             check_lookups(t, 32, q, n, 0, 1, 0, 1, 0); /* the passes and the restore, large tiles */
             if (!quick()) { /* (under the sanitizers, that one call: 2^22 queries are slow there) */
                 check_lookups(t, 32, q, n, 0, 1, 0, 1, 1);
+                check_lookups(t, 32, q, n, 0, 1, 0, 1, 2);
                 check_lookups(t, 32, q, n, 0, 1, 0, 0, 0);
                 check_lower_bounds(t, 32, q, n, 0, 1, 0, 1);
             }
@@ -612,7 +620,8 @@ static void test_psa_chunked(void **state)
         uint32_t queries[4] = {1, 2, 3, 4};
         psa_partitioned part;
         memset(&part, 0, sizeof part);
-        assert_int_equal(psa_partition(32, &edges, queries, 4, positions, 0, NULL, 0, &part, 0), cudaErrorInvalidValue);
+        const psa_positions where = {positions, 0, true};
+        assert_int_equal(psa_partition(32, &edges, queries, 4, where, NULL, 0, &part, 0), cudaErrorInvalidValue);
         part.plan = edges;
         part.n = 4;
         part.slots1 = (const uint32_t *)queries; /* (refused before anything is read) */
@@ -645,6 +654,7 @@ static void test_psa_chunked(void **state)
                     continue;
                 config_psa_bits = plan_bits[pb];
                 check_lookups(t, bits, q, n, 0, 1, 0, 1, 1); /* unordered: the outside bin's region too */
+                check_lookups(t, bits, q, n, 0, 1, 0, 1, 2);
                 if (!quick()) {
                     check_lookups(t, bits, q, n, 0, 1, 0, 1, 0);
                     check_lower_bounds(t, bits, q, n, 0, 1, 0, 1);
@@ -931,7 +941,9 @@ static void test_l2_hints(void **state)
                     continue;
                 check_lookups(t, bits, q, n, g, 0, 0, 1, 0);
                 check_lookups(t, bits, q, n, g, 0, 0, 1, 1);
+                check_lookups(t, bits, q, n, g, 0, 0, 1, 2);
             }
+            check_lookups(t, bits, q, n, 0, 0, 0, 0, 2); /* host arrays, 32-bit positions */
             check_lookups(t, bits, q, n, 0, 0, 0, 0, 0);                      /* host arrays */
             check_lookups(t, bits, q, NTG_L2_HINTS_BATCH - 1, 0, 0, 0, 1, 0); /* plain loads */
             free(q);
@@ -1095,6 +1107,8 @@ static void test_sparse_unordered(void **state)
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 1); /* auto: partitioned, then the descent */
             check_lookups(t, bits, q, n, 4, -1, 0, 1, 1); /* another G */
             check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 1); /* two windows: 2^21 queries, then 333 */
+            check_lookups(t, bits, q, n, 0, -1, 0, 1, 2);        /* 32-bit positions */
+            check_lookups(t, bits, q, n, 0, -1, 1u << 21, 1, 2); /* and two windows */
             check_lookups(t, bits, q, n, 0, -1, 0, 1, 0); /* query order: the descent path
                                                              (partitioned, descended, restored) */
             check_lookups(t, bits, q, n, 8, -1, 0, 1, 0); /* another G (64-bit: two queries a group) */
@@ -1121,6 +1135,7 @@ static void test_sparse_unordered(void **state)
                                         : r == 11 ? m.keys[m.n - 1] : m.keys[(i * 7919) % m.n]);
                 }
                 check_lookups(t, bits, q3, n, 0, -1, 0, 1, 1);
+                check_lookups(t, bits, q3, n, 0, -1, 0, 1, 2);
                 check_lookups(t, bits, q3, n, 0, -1, 0, 1, 0);
                 free(q3);
             }
@@ -1146,6 +1161,7 @@ static void test_sparse_unordered(void **state)
                 tu_set(q2, bits, 1, tu_mask(bits));
                 tu_set(q2, bits, n2 - 1, m.keys[m.n - 1]);
                 check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 1);
+                check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 2);
                 assert_true(psa_descent_pays(n2, t->kr.n_leaves, bits, false));
                 check_lookups(t, bits, q2, n2, 0, -1, 0, 1, 0);
                 /* lower bounds there: the staged search (psa_pays; 32-bit keys take the descent path
@@ -1899,7 +1915,11 @@ static void test_memory_kinds(void **state)
         uint8_t *found = malloc(n);
         for (int kind = 0; kind < MEM_KINDS; kind++) {
             const int device_kind = kind >= MEM_DEVICE;
-            for (int mode = 0; mode < (device_kind ? 3 : 2); mode++) { /* ordered, unordered, async */
+            /* ordered, unordered, async, unordered with 32-bit positions, that asynchronously */
+            for (int mode = 0; mode < 5; mode++) {
+                if (!device_kind && (mode == 2 || mode == 4))
+                    continue; /* (the asynchronous calls take device arrays only) */
+                const int unordered = mode == 1 || mode == 3 || mode == 4;
                 void *m_q = mem_alloc(kind, n * 8), *m_v = mem_alloc(kind, n * 8), *m_f = mem_alloc(kind, n);
                 void *m_p = mem_alloc(kind, n * 8);
                 assert_int_equal(cudaMemcpy(m_q, q, n * 8, cudaMemcpyDefault), cudaSuccess);
@@ -1911,19 +1931,24 @@ static void test_memory_kinds(void **state)
                     st = harmonia_lookup(t, &c, m_q, n, m_v, m_f);
                 else if (mode == 1)
                     st = harmonia_lookup_unordered(t, &c, m_q, n, m_v, m_f, m_p);
-                else
+                else if (mode == 2)
                     st = harmonia_lookup_async(t, &c, m_q, n, m_v, m_f, stream);
+                else if (mode == 3)
+                    st = harmonia_lookup_unordered32(t, &c, m_q, n, m_v, m_f, m_p);
+                else
+                    st = harmonia_lookup_unordered32_async(t, &c, m_q, n, m_v, m_f, m_p, stream);
                 if (st != HARMONIA_OK)
                     fail_msg("%s memory, mode %d: %s", mem_names[kind], mode, harmonia_last_error(t));
-                if (mode == 2)
+                if (mode == 2 || mode == 4)
                     assert_int_equal(cudaStreamSynchronize(stream), cudaSuccess);
                 assert_int_equal(cudaMemcpy(values, m_v, n * 8, cudaMemcpyDefault), cudaSuccess);
                 assert_int_equal(cudaMemcpy(found, m_f, n, cudaMemcpyDefault), cudaSuccess);
-                if (mode == 1) {
-                    assert_int_equal(cudaMemcpy(positions, m_p, n * 8, cudaMemcpyDefault), cudaSuccess);
+                if (unordered) {
+                    const int narrow = mode != 1;
+                    assert_int_equal(cudaMemcpy(positions, m_p, n * (narrow ? 4 : 8), cudaMemcpyDefault), cudaSuccess);
                     uint8_t *seen = calloc(n, 1);
                     for (uint64_t i = 0; i < n; i++) {
-                        const uint64_t at = positions[i];
+                        const uint64_t at = narrow ? ((const uint32_t *)positions)[i] : positions[i];
                         assert_true(at < n && !seen[at]);
                         seen[at] = 1;
                         assert_int_equal(found[i], ref.found[at]);
@@ -1943,8 +1968,12 @@ static void test_memory_kinds(void **state)
                 assert_int_equal(harmonia_lookup(t, &c, m_q, n, o_v, m_f), HARMONIA_ERR_INVALID);
                 assert_int_equal(harmonia_lookup(t, &c, m_q, n, m_v, o_f), HARMONIA_ERR_INVALID);
                 assert_int_equal(harmonia_lookup_unordered(t, &c, m_q, n, m_v, m_f, o_v), HARMONIA_ERR_INVALID);
-                if (!device_kind) /* the asynchronous calls take device arrays only */
+                assert_int_equal(harmonia_lookup_unordered32(t, &c, m_q, n, m_v, m_f, o_v), HARMONIA_ERR_INVALID);
+                if (!device_kind) { /* the asynchronous calls take device arrays only */
                     assert_int_equal(harmonia_lookup_async(t, &c, m_q, n, m_v, m_f, stream), HARMONIA_ERR_INVALID);
+                    assert_int_equal(harmonia_lookup_unordered32_async(t, &c, m_q, n, m_v, m_f, m_p, stream),
+                                     HARMONIA_ERR_INVALID);
+                }
                 mem_free(other, o_v);
                 mem_free(other, o_f);
                 mem_free(kind, m_q);
