@@ -849,7 +849,8 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
         if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
             return e;
         const unsigned hist_blocks =
-            (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * HIST1_ITEMS(K)), 8u * sm_count());
+            (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * HIST1_ITEMS(K)),
+                                         (uint64_t)PSA_HIST1_BLOCKS_PER_SM * sm_count());
         hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
         scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
     }

@@ -38,6 +38,13 @@ static inline unsigned psa_pass_items(unsigned key_bits, unsigned window)
 #ifndef PSA_HIST1_BYTES
 #define PSA_HIST1_BYTES 64
 #endif
+/* Blocks of the count a streaming multiprocessor at most (the grid: this many an SM, each block
+ * striding over tiles of PSA_THREADS * PSA_HIST1_BYTES bytes; fewer for a small window): 8, four
+ * waves of the two blocks an SM that its registers allow at 64 bytes a thread. A/B-overridable
+ * (session 31: 2, one resident wave, each block's 257 global adds once). */
+#ifndef PSA_HIST1_BLOCKS_PER_SM
+#define PSA_HIST1_BLOCKS_PER_SM 8
+#endif
 /* Two-pass plans of windows of PSA_CHUNKED_MIN_WINDOW queries or more run pass 1 without a count of
  * its bins first: each coarse bin fills chunks of one tile's size taken in turn from a global
  * counter (psa_partition.cu, "Pass 1 into chunks"), and pass 2's tiles are those chunks. It saves

@@ -383,13 +383,15 @@ fail:
     return NULL;
 }
 
-/* _lookup_unordered(qc, count, queries, values_out, found_out, positions_out) */
+/* _lookup_unordered(qc, count, queries, values_out, found_out, positions_out, wide): positions_out of
+ * 64-bit words when wide (harmonia_lookup_unordered), else of 32-bit ones (_unordered32) */
 static PyObject *tree_lookup_unordered(PyObject *obj, PyObject *args)
 {
     TreeObject *self = (TreeObject *)obj;
     PyObject *qct, *q, *v, *f, *p;
     unsigned long long count;
-    if (!PyArg_ParseTuple(args, "OKOOOO", &qct, &count, &q, &v, &f, &p))
+    int wide;
+    if (!PyArg_ParseTuple(args, "OKOOOOp", &qct, &count, &q, &v, &f, &p, &wide))
         return NULL;
     harmonia_query_config qc;
     int async = 0;
@@ -407,17 +409,23 @@ static PyObject *tree_lookup_unordered(PyObject *obj, PyObject *args)
     if (get_array(f, "found_out", 1, count, 1, dev, 0, &a[n]) < 0)
         goto fail;
     n++;
-    if (get_array(p, "positions_out", 8, count, 1, dev, 0, &a[n]) < 0)
+    if (get_array(p, "positions_out", wide ? 8 : 4, count, 1, dev, 0, &a[n]) < 0)
         goto fail;
     n++;
     harmonia_status st = HARMONIA_OK;
     int closed = 0;
     char message[ERROR_MESSAGE_BYTES];
     RUN_ON_TREE(self, LOCK_SHARED,
-                st = async ? harmonia_lookup_unordered_async(self->tree, &qc, a[0].ptr, count, a[1].ptr,
-                                                             (uint8_t *)a[2].ptr, (uint64_t *)a[3].ptr, qc.stream)
-                           : harmonia_lookup_unordered(self->tree, &qc, a[0].ptr, count, a[1].ptr, (uint8_t *)a[2].ptr,
-                                                       (uint64_t *)a[3].ptr));
+                st = wide ? (async ? harmonia_lookup_unordered_async(self->tree, &qc, a[0].ptr, count, a[1].ptr,
+                                                                     (uint8_t *)a[2].ptr, (uint64_t *)a[3].ptr,
+                                                                     qc.stream)
+                                   : harmonia_lookup_unordered(self->tree, &qc, a[0].ptr, count, a[1].ptr,
+                                                               (uint8_t *)a[2].ptr, (uint64_t *)a[3].ptr))
+                          : (async ? harmonia_lookup_unordered32_async(self->tree, &qc, a[0].ptr, count, a[1].ptr,
+                                                                       (uint8_t *)a[2].ptr, (uint32_t *)a[3].ptr,
+                                                                       qc.stream)
+                                   : harmonia_lookup_unordered32(self->tree, &qc, a[0].ptr, count, a[1].ptr,
+                                                                 (uint8_t *)a[2].ptr, (uint32_t *)a[3].ptr)));
     release_arrays(a, n);
     if (closed)
         return closed_error();

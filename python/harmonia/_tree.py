@@ -33,6 +33,7 @@ _LOCKS = {None: 0, False: 0, "none": 0, "try": 1, True: 2, "wait": 2}
 _OP_NAMES = {"insert": 0, "update": 1, "upsert": 2, "delete": 3}
 _FOUND_DTYPES = (A.BOOL, A.U8)
 _U32, _I32 = 2**32 - 1, 2**31 - 1  # the limits of the C fields (uint32_t, int)
+_POSITIONS32_MAX = 2**32  # HARMONIA_POSITIONS32_MAX_COUNT: queries whose positions fit 32 bits
 
 
 def _choice(table, value, name):
@@ -179,22 +180,37 @@ class Tree(_core.Tree):
         return (self._give(a, v, vg), self._give(a, f, fg))
 
     def lookup_unordered(self, queries, *, backend=None, threads=None, psa=None, psa_window=None,
-                         psa_bits=None, group_size=None, pipeline_depth=None, stream=None, sync=True):
-        """Point lookups with results in the engine's order (harmonia_lookup_unordered): ``(values,
-        found, positions)``, 1-D; slot i holds the result of query positions[i] (of the flattened
-        queries). With PSA the order is the partition's, which saves the restore step; otherwise
-        positions[i] = i."""
+                         psa_bits=None, group_size=None, pipeline_depth=None, stream=None, sync=True,
+                         positions_dtype=None):
+        """Point lookups with results in the engine's order: ``(values, found, positions)``, 1-D;
+        slot i holds the result of query positions[i] (of the flattened queries). With PSA the order
+        is the partition's, which saves the restore step; otherwise positions[i] = i.
+        ``positions_dtype``: ``None`` (the default) gives uint32 positions up to 2^32 queries
+        (harmonia_lookup_unordered32: half the bytes written, the fast path) and uint64 beyond;
+        ``numpy.uint32`` or ``numpy.uint64`` asks for one (uint32 above 2^32 queries: ValueError)."""
         a = self._queries(queries, "queries", stream)
         qc = self._qc(a, backend, threads, psa, psa_window, psa_bits, group_size, pipeline_depth, sync)
         n = a.flat.size
+        if positions_dtype is None:
+            pdt = A.U32 if n <= _POSITIONS32_MAX else A.U64
+        else:
+            try:
+                pdt = np.dtype(positions_dtype)
+            except TypeError as e:
+                raise TypeError(f"positions_dtype: {positions_dtype!r} is not a dtype (uint32 or uint64)") from e
+            if pdt not in (A.U32, A.U64):
+                raise TypeError(f"positions_dtype: {pdt} (use numpy.uint32 or numpy.uint64)")
+            if pdt == A.U32 and n > _POSITIONS32_MAX:
+                raise ValueError(f"positions_dtype uint32: {n} queries, more than 2^32 (use uint64)")
         v = A.empty(a, (n,), self.dtype)
         f = A.empty(a, (n,), A.BOOL)
-        p = A.empty(a, (n,), A.U64)
+        p = A.empty(a, (n,), pdt)
+        wide = pdt == A.U64
         with self._on_device(a):
             if a.device:
-                self._lookup_unordered(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr, p.data.ptr)
+                self._lookup_unordered(qc, n, a.flat.data.ptr, v.data.ptr, f.data.ptr, p.data.ptr, wide)
             else:
-                self._lookup_unordered(qc, n, a.flat, v, f, p)
+                self._lookup_unordered(qc, n, a.flat, v, f, p, wide)
         if a.wrap is not None:
             return a.wrap(v), a.wrap(f), a.wrap(p)
         return v, f, p

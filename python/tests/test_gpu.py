@@ -42,11 +42,12 @@ def test_cupy_in_cupy_out(gpu_tree, rng, cp):
     c = tree.range_count(cp.asarray(lo), cp.asarray(hi))
     assert isinstance(c, cp.ndarray) and c.dtype == np.uint64
     np.testing.assert_array_equal(cp.asnumpy(c), model.range_count(lo, hi))
-    vals, found, pos = tree.lookup_unordered(dq)
-    assert isinstance(pos, cp.ndarray)
-    p = cp.asnumpy(pos).astype(np.int64)
-    np.testing.assert_array_equal(np.sort(p), np.arange(q.size))
-    np.testing.assert_array_equal(cp.asnumpy(vals), model.lookup(q[p])[0])
+    for pdt in (None, np.uint64):  # 32-bit positions by default (harmonia_lookup_unordered32)
+        vals, found, pos = tree.lookup_unordered(dq, positions_dtype=pdt)
+        assert isinstance(pos, cp.ndarray) and pos.dtype == (np.uint32 if pdt is None else pdt)
+        p = cp.asnumpy(pos).astype(np.int64)
+        np.testing.assert_array_equal(np.sort(p), np.arange(q.size))
+        np.testing.assert_array_equal(cp.asnumpy(vals), model.lookup(q[p])[0])
 
 
 def test_cupy_range_collect(gpu_tree, rng, cp):

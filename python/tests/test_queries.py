@@ -24,15 +24,27 @@ def test_lookup_matches_model(tree_and_model, rng, backend):
     np.testing.assert_array_equal(v, model.lookup(np.array([0, top], model.dtype))[0])
 
 
-def test_lookup_unordered_is_a_permutation(tree_and_model, rng, backend):
+@pytest.mark.parametrize("pdt", [None, np.uint32, np.uint64, "uint64"], ids=["default", "u32", "u64", "u64str"])
+def test_lookup_unordered_is_a_permutation(tree_and_model, rng, backend, pdt):
     tree, model = tree_and_model
     q = queries_for(rng, model, 3000)
-    values, found, positions = tree.lookup_unordered(q, backend=backend)
-    assert positions.dtype == np.uint64
-    np.testing.assert_array_equal(np.sort(positions), np.arange(q.size, dtype=np.uint64))
+    values, found, positions = tree.lookup_unordered(q, backend=backend, positions_dtype=pdt)
+    # the default: 32-bit positions (harmonia_lookup_unordered32) up to 2^32 queries
+    assert positions.dtype == (np.uint32 if pdt is None else np.dtype(pdt))
+    np.testing.assert_array_equal(np.sort(positions), np.arange(q.size, dtype=positions.dtype))
     mv, mf = model.lookup(q[positions.astype(np.int64)])
     np.testing.assert_array_equal(found, mf)
     np.testing.assert_array_equal(values, mv)
+
+
+def test_lookup_unordered_positions_dtype_refused(tree_and_model):
+    tree, model = tree_and_model
+    q = np.zeros(4, model.dtype)
+    for bad in (np.int64, np.float64, np.uint16):
+        with pytest.raises(TypeError, match="positions_dtype"):
+            tree.lookup_unordered(q, positions_dtype=bad)
+    with pytest.raises(TypeError, match="positions_dtype"):
+        tree.lookup_unordered(q, positions_dtype="not a dtype")
 
 
 def test_lower_bound_matches_model(tree_and_model, rng, backend):
