@@ -120,7 +120,7 @@ cudaError_t ntg_launch_lookup(const ntg_view *view, const ntg_top_cut *cut, uint
  * issued before any is counted): the default-shape kernels of 64-bit keys for G 2, 4, 8 and Q = 2,
  * batches of at least NTG_VALUES_WITH_LEAF_BATCH (ntg_policy.h); any other width, G, Q or batch runs
  * as Q = 1, with plain loads (for queries grouped by key, e.g. PSA's partitioned windows: no L2
- * priorities, whatever the batch). */
+ * priorities, whatever the batch), as does a call with positions_out. */
 cudaError_t ntg_launch_lookup_q(const ntg_view *view, const ntg_top_cut *cut, uint32_t group_size,
                                 uint32_t queries_per_group, const void *queries, const uint32_t *positions,
                                 uint64_t n, void *values_out, uint8_t *found_out, psa_positions positions_out,

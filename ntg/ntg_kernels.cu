@@ -115,13 +115,14 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
  * (F, L), the value loaded once the slot is known. A warp takes Q * 32 / G consecutive queries a
  * step, its groups the k-th run of 32 / G for k < Q, so each k's stores stay coalesced; the key at
  * the slot comes from the lane that holds it (one shuffle), not from a second load. Output indexing
- * as lookup_kernel. */
+ * as lookup_kernel's without positions_out (it never writes positions: launch_lookup_multi leaves
+ * such calls to lookup_kernel — the width's branch and the base took 32 → 37 registers at G = 4,
+ * eight blocks an SM → six, and the descent path's rows 8-10 % on the H200, session 31). */
 template <typename K, int G, int F, int L, int Q>
 __global__ void __launch_bounds__(NTG_BLOCK_THREADS)
 lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ ntg_small_cut cut,
                     const K *__restrict__ queries, const uint32_t *__restrict__ positions, uint64_t n,
-                    K *__restrict__ values_out, uint8_t *__restrict__ found_out,
-                    const psa_positions positions_out)
+                    K *__restrict__ values_out, uint8_t *__restrict__ found_out)
 {
     const group_place p = place_of_thread<G>();
     constexpr uint64_t per_warp = 32 / G;
@@ -172,11 +173,7 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
             for (int k = 0; k < Q; k++) {
                 if (idx[k] >= n)
                     continue;
-                uint64_t out = idx[k];
-                if (positions_out.out)
-                    psa_put_position(positions_out, idx[k], positions ? positions[idx[k]] : idx[k]);
-                else if (positions)
-                    out = positions[idx[k]];
+                const uint64_t out = positions ? positions[idx[k]] : idx[k];
                 values_out[out] = value[k];
                 found_out[out] = found[k];
             }
@@ -504,14 +501,14 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
                                 const K *queries, const uint32_t *positions, uint64_t n, K *values_out,
                                 uint8_t *found_out, psa_positions positions_out, cudaStream_t stream)
 {
-    if (sizeof(K) != 8 || q != 2 || (g != 2 && g != 4 && g != 8))
+    if (sizeof(K) != 8 || q != 2 || (g != 2 && g != 4 && g != 8) || positions_out.out)
         return false;
     const unsigned grid = grid_for((n + q - 1) / q, g);
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
         if constexpr (sizeof(K) == 8 && (G == 2 || G == 4 || G == 8))
             lookup_multi_kernel<K, G, F, L, 2><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
-                *v, cut, queries, positions, n, values_out, found_out, positions_out);
+                *v, cut, queries, positions, n, values_out, found_out);
     });
     return true;
 }
