@@ -185,7 +185,9 @@ static inline int psa_unordered_wider(unsigned key_bits, unsigned plan_bits)
  * sorted results at 2^20 queries: 1.28 -> 1.25x and 1.32 -> 1.26x the baseline with the path taken
  * from 2^20): hence 2^21. */
 #define PSA_DESCENT_MIN_WINDOW (1u << 21)
+#ifndef PSA_DESCENT_BITS /* (A/B-overridable) */
 #define PSA_DESCENT_BITS 8
+#endif
 /* ... and of 64-bit keys up to PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
  * partition's staged search would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100
  * (bench/NOTES.md, "Session 18", sort_sweep's dense modes, with the radix sort in front of the
