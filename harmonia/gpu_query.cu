@@ -176,7 +176,8 @@ static harmonia_status setup_call(harmonia_tree *tree, const harmonia_query_conf
         c->psa = true; /* its scratch is PSA's */
         /* always its own one-pass plan (a config's psa_bits shape the staged search's buckets): the
          * descent reads slots 0 .. n - 1, which only a one-pass partition fills without gaps */
-        c->plan = psa_descent_plan(&g->plan, tree->kr.n_leaves, tree->kr.leaf_size * (tree->kr.key_bits / 8));
+        c->plan = psa_descent_plan(&g->plan, tree->kr.key_bits, tree->kr.n_leaves,
+                                   tree->kr.leaf_size * (tree->kr.key_bits / 8));
     }
     /* results restored to query order: queries on the smallest or largest key are answered by the
      * restore, as those outside the span (psa.h, plan.edges) */

@@ -40,7 +40,8 @@
  * Lookups of sparse windows (psa_descent_pays: unordered fewer than 2 queries a leaf, 64-bit keys 4;
  * in query order 32-bit keys below 2.5 a leaf, 64-bit keys 4.5; lower bounds of 32-bit keys below
  * 1.5 a leaf: psa_descent_lower_bound_pays) take PSA's descent path: one pass on a coarse plan
- * (psa_descent_plan, PSA_DESCENT_BITS bits; unordered, it writes the positions), then the plain
+ * (psa_descent_plan, psa_descent_bits: 7 bits for 64-bit keys, 8 for 32-bit; unordered, it writes
+ * the positions), then the plain
  * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
  * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would
  * each serve one query or none; results in query order then go back through psa_restore. One-pass
@@ -135,7 +136,7 @@ static inline bool psa_descent_window(uint64_t window, uint64_t n_leaves, unsign
 }
 
 /* Whether a window of lookups in device memory of key_bits-bit keys takes PSA's descent path
- * (partitioned in one pass on PSA_DESCENT_BITS bits, then the plain descent over its slots:
+ * (partitioned in one pass on psa_descent_bits bits, then the plain descent over its slots:
  * psa_descent_plan; results in query order restored from the slots) rather than the staged search
  * of a full plan or the descent in query order (the auto policy: psa_policy.h): large, and sparser
  * than psa_descent_max_halves_per_leaf / 2 queries a leaf (the staged search wants denser windows;
@@ -155,11 +156,18 @@ static inline bool psa_descent_lower_bound_pays(uint64_t window, uint64_t n_leav
            psa_descent_window(window, n_leaves, PSA_DESCENT_LOWER_BOUND_MAX_HALVES_PER_LEAF_32);
 }
 
-/* The one-pass plan of the descent path: PSA_DESCENT_BITS bits of plan's span (fewer where the
- * span is narrower). */
-static inline psa_plan psa_descent_plan(const psa_plan *plan, uint64_t n_leaves, uint32_t leaf_bytes)
+/* The descent path's bucket bits for key_bits-bit keys (psa_policy.h). */
+static inline uint32_t psa_descent_bits(uint32_t key_bits)
 {
-    return psa_make_plan(plan->key_min, plan->key_max, n_leaves, leaf_bytes, PSA_DESCENT_BITS);
+    return key_bits == 64 ? PSA_DESCENT_BITS_64 : PSA_DESCENT_BITS_32;
+}
+
+/* The one-pass plan of the descent path: psa_descent_bits(key_bits) bits of plan's span (fewer where
+ * the span is narrower). */
+static inline psa_plan psa_descent_plan(const psa_plan *plan, uint32_t key_bits, uint64_t n_leaves,
+                                        uint32_t leaf_bytes)
+{
+    return psa_make_plan(plan->key_min, plan->key_max, n_leaves, leaf_bytes, psa_descent_bits(key_bits));
 }
 
 /* The plan of unordered lookups of device arrays on a tree whose plan is `plan` (key_bits-bit keys,

@@ -171,7 +171,7 @@ static inline int psa_unordered_wider(unsigned key_bits, unsigned plan_bits)
 /* PSA's descent path (psa.h, psa_descent_pays): unordered lookups of device-array windows of
  * PSA_DESCENT_MIN_WINDOW queries or more with fewer than PSA_MIN_QUERIES_PER_LEAF queries a leaf
  * (64-bit keys: fewer than PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2, below; also where psa_pays takes
- * a large window from one a leaf) are partitioned in one pass on PSA_DESCENT_BITS bits (the pass
+ * a large window from one a leaf) are partitioned in one pass on PSA_DESCENT_BITS_64 / _32 bits (the pass
  * writes the caller's positions), then searched slot by slot by the plain descent from the fine
  * start table (its G and its queries a group: ntg_policy.h, NTG_SORTED_*), which reads only the keys and writes only
  * the values and flags. Measured on the H100 (bench/NOTES.md, "Session 19", sort_sweep `part`),
@@ -185,8 +185,16 @@ static inline int psa_unordered_wider(unsigned key_bits, unsigned plan_bits)
  * sorted results at 2^20 queries: 1.28 -> 1.25x and 1.32 -> 1.26x the baseline with the path taken
  * from 2^20): hence 2^21. */
 #define PSA_DESCENT_MIN_WINDOW (1u << 21)
-#ifndef PSA_DESCENT_BITS /* (A/B-overridable) */
-#define PSA_DESCENT_BITS 8
+/* The descent path's bits by key width (A/B-overridable). 64-bit keys: 7 since session 31 (H200,
+ * bench_versus call 2, 64-bit 2^26 keys, against 8 bits in alternating processes: 2^23 queries
+ * sorted 17.14-17.27 G/s against 16.45-16.62, query order 15.13-15.23 against 14.59-14.79; 2^22 and
+ * 2^24 level within ±1.5 %; 9 bits −1 to −3 %): the pass's 129 bins make runs twice as long, and a
+ * bucket's leaves still stay in the L2 while its queries come. 32-bit keys: 8 (7 level, 9 −2 to −3 %). */
+#ifndef PSA_DESCENT_BITS_64
+#define PSA_DESCENT_BITS_64 7
+#endif
+#ifndef PSA_DESCENT_BITS_32
+#define PSA_DESCENT_BITS_32 8
 #endif
 /* ... and of 64-bit keys up to PSA_DESCENT_MAX_HALVES_PER_LEAF_64 / 2 queries a leaf, where the
  * partition's staged search would take them (from PSA_MIN_QUERIES_PER_LEAF): measured on the H100

@@ -1035,7 +1035,7 @@ static void test_start_table(void **state)
 }
 
 /* Lookups and lower bounds of large sparse windows (0.6 to 1.4 queries a leaf, at least 2^21; and
- * 2.2 a leaf): PSA's descent path (a one-pass partition on PSA_DESCENT_BITS bits, which writes the
+ * 2.2 a leaf): PSA's descent path (a one-pass partition on psa_descent_bits bits, which writes the
  * positions of unordered windows, then the plain descent over the slots, for 64-bit keys two
  * queries a group at the policy's G (ntg_policy.h) and at G 2 and 8, one at G 1 and 16; in query
  * order, and for lower bounds of 32-bit keys, the restore), with PSA auto; against the CPU engine,

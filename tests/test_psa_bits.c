@@ -132,7 +132,7 @@ static void test_unordered_plan(void **state)
 
 /* The auto policy's choice between the staged search (psa_pays) and the descent path
  * (psa_descent_pays) for lookups, unordered and in query order, at the bounds psa_policy.h gives,
- * and the descent path's plan: one pass on PSA_DESCENT_BITS bits of the span (fewer where it is
+ * and the descent path's plan: one pass on psa_descent_bits(width) bits of the span (fewer where it is
  * narrower). */
 static void test_descent_or_partition(void **state)
 {
@@ -181,21 +181,29 @@ static void test_descent_or_partition(void **state)
     assert_false(psa_descent_pays(9 * leaves / 2, leaves, 64, false));
     assert_true(psa_descent_lower_bound(32));
     assert_false(psa_descent_lower_bound(64));
-    /* the plan: one pass of PSA_DESCENT_BITS bits over the span, whatever the full plan's bits */
-    const psa_plan full = psa_make_plan(1000, UINT64_MAX - 5, leaves, 128, 0);
-    assert_true(full.bits2 > 0);
-    psa_plan p = psa_descent_plan(&full, leaves, 128);
-    assert_int_equal(p.bits, PSA_DESCENT_BITS);
-    assert_int_equal(p.bits1, PSA_DESCENT_BITS);
-    assert_int_equal(p.bits2, 0);
-    assert_true(p.key_min == 1000 && p.key_max == UINT64_MAX - 5);
-    assert_int_equal(psa_bucket(&p, 0), 0);
-    assert_int_equal(psa_bucket(&p, UINT64_MAX), (1u << PSA_DESCENT_BITS) - 1);
-    /* a span of 5 bits: 5 bits */
-    const psa_plan narrow = psa_make_plan(64, 64 + 31, 8, 128, 0);
-    p = psa_descent_plan(&narrow, 8, 128);
-    assert_int_equal(p.bits, 5);
-    assert_int_equal(p.bits2, 0);
+    /* the plan: one pass of psa_descent_bits(width) bits over the span (7 for 64-bit keys, 8 for
+     * 32-bit), whatever the full plan's bits */
+    assert_int_equal(psa_descent_bits(64), PSA_DESCENT_BITS_64);
+    assert_int_equal(psa_descent_bits(32), PSA_DESCENT_BITS_32);
+    assert_true(PSA_DESCENT_BITS_64 <= PSA_MAX_PASS1_BITS && PSA_DESCENT_BITS_32 <= PSA_MAX_PASS1_BITS);
+    for (uint32_t width = 32; width <= 64; width += 32) {
+        const uint32_t bits = psa_descent_bits(width);
+        const uint64_t top = width == 64 ? UINT64_MAX : UINT32_MAX;
+        const psa_plan full = psa_make_plan(1000, top - 5, leaves, 128, 0);
+        assert_true(full.bits2 > 0);
+        psa_plan p = psa_descent_plan(&full, width, leaves, 128);
+        assert_int_equal(p.bits, bits);
+        assert_int_equal(p.bits1, bits);
+        assert_int_equal(p.bits2, 0);
+        assert_true(p.key_min == 1000 && p.key_max == top - 5);
+        assert_int_equal(psa_bucket(&p, 0), 0);
+        assert_int_equal(psa_bucket(&p, top), (1u << bits) - 1);
+        /* a span of 5 bits: 5 bits */
+        const psa_plan narrow = psa_make_plan(64, 64 + 31, 8, 128, 0);
+        p = psa_descent_plan(&narrow, width, 8, 128);
+        assert_int_equal(p.bits, 5);
+        assert_int_equal(p.bits2, 0);
+    }
 }
 
 /* What the search needs of the bucket function (psa.h): buckets are monotone in q; every q of
