@@ -9,7 +9,6 @@ SECONDS=0
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader > $OUT/device.txt
 cat .device-bin/.prebuilt >> $OUT/device.txt; cat $OUT/device.txt
 mkdir -p $OUT/logs
-(cd .device-bin && OMP_NUM_THREADS=16 timeout 60 tests/test_gpu test_psa_partition > /dev/null 2>&1; echo "## sanity rc $?")
 logs=()
 for w in new nofuse new nofuse; do
   B=.device-bin/bench/bench_versus; [ $w != new ] && B=.device-variants/bench_versus_$w
