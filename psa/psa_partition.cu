@@ -97,7 +97,7 @@ cudaError_t layout_of(uint32_t key_bits, uint32_t capacity, layout *l)
     l->sources2 = at, at = psa_align_up(at + spread * 2);
     l->found_tmp = at, at = psa_align_up(at + spread);
     l->chunk_state = at, at = psa_align_up(at + (CHUNK_TABLES_AT + ((size_t)1 << PSA_MAX_PASS1_BITS) * l->max_j) * 4);
-    l->hist1 = at, at = psa_align_up(at + (PSA_MAX_BINS1 + 1) * 4); /* + the count of hist1's blocks done */
+    l->hist1 = at, at = psa_align_up(at + PSA_MAX_BINS1 * 4);
     l->offsets1 = at, at = psa_align_up(at + (PSA_MAX_BINS1 + 1) * 4);
     l->cursor1 = at, at = psa_align_up(at + PSA_MAX_BINS1 * 4);
     l->tile_start = at, at = psa_align_up(at + (PSA_MAX_BINS + 1) * 4);
@@ -382,76 +382,20 @@ __device__ __forceinline__ void group_tile(const uint32_t (&bin)[ITEMS], const b
     __syncthreads();
 }
 
-/* offsets1 = exclusive scan of hist1 over the 2^bits1 coarse bins and the outside bin
- * (offsets1[bins1] = the queries inside the span, offsets1[bins1 + 1] = n), cursor1 = offsets1, and
- * tile_start = exclusive scan of each coarse bin's pass-2 tile count (the outside bin has none): one
- * block of THREADS threads (hist1 read through the L2: other blocks' atomic adds wrote it). */
-template <int THREADS>
-__device__ __forceinline__ void scan_bins1(const uint32_t *__restrict__ hist1, uint32_t bins1,
-                                           uint32_t *__restrict__ offsets1, uint32_t *__restrict__ cursor1,
-                                           uint32_t *__restrict__ tile_start, uint32_t tile_size,
-                                           typename cub::BlockScan<uint32_t, THREADS>::TempStorage &temp)
-{
-    typedef cub::BlockScan<uint32_t, THREADS> scan;
-    constexpr int ITEMS = (PSA_MAX_BINS1 + THREADS - 1) / THREADS;
-    uint32_t count[ITEMS], offset[ITEMS], tiles[ITEMS], tile[ITEMS];
-#pragma unroll
-    for (int j = 0; j < ITEMS; j++) {
-        const uint32_t b = threadIdx.x * ITEMS + j;
-        count[j] = b <= bins1 ? __ldcg(hist1 + b) : 0;
-        tiles[j] = b < bins1 ? (count[j] + tile_size - 1) / tile_size : 0;
-    }
-    uint32_t total, tiles_total;
-    scan(temp).ExclusiveSum(count, offset, total);
-    __syncthreads();
-    scan(temp).ExclusiveSum(tiles, tile, tiles_total);
-#pragma unroll
-    for (int j = 0; j < ITEMS; j++) {
-        const uint32_t b = threadIdx.x * ITEMS + j;
-        if (b <= bins1) {
-            offsets1[b] = offset[j];
-            cursor1[b] = offset[j];
-        }
-        if (b < bins1)
-            tile_start[b] = tile[j];
-    }
-    if (threadIdx.x == 0) {
-        offsets1[bins1 + 1] = total;
-        tile_start[bins1] = tiles_total;
-    }
-}
-
-/* The scan of pass 1's bins as a kernel of its own (after a chunked pass 1: its bins' items). */
-#define SCAN1_THREADS 1024
-__global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins1,
-                                                              uint32_t *__restrict__ offsets1,
-                                                              uint32_t *__restrict__ cursor1,
-                                                              uint32_t *__restrict__ tile_start, uint32_t tile_size)
-{
-    __shared__ typename cub::BlockScan<uint32_t, SCAN1_THREADS>::TempStorage temp;
-    scan_bins1<SCAN1_THREADS>(hist1, bins1, offsets1, cursor1, tile_start, tile_size, temp);
-}
-
 /* Pass-1 bin counts: hist1[b] += queries whose coarse bin is b. A block takes tiles of
  * PSA_THREADS * HIST1_ITEMS consecutive queries, each thread HIST1_ITEMS of them (lanes
  * adjacent, coalesced), and issues the tile's loads before it bins any of them (a query past the
  * end loads the tile's first one and adds nothing): a loop of one load, one bin and one add a
  * query kept one load in flight a thread, which bounds the read at the latency (64 bytes of queries
- * a thread in flight instead of 8 or 4: psa_policy.h, PSA_HIST1_BYTES). With PSA_FUSED_SCAN1 the
- * last block to finish (hist1[bins1 + 1] counts the blocks done; zero before the launch, as the
- * bins) runs the scan of the bins (scan_bins1), which saves a launch of its own. */
+ * a thread in flight instead of 8 or 4: psa_policy.h, PSA_HIST1_BYTES). */
 #define HIST1_ITEMS(K) (PSA_HIST1_BYTES >= (int)sizeof(K) ? PSA_HIST1_BYTES / (int)sizeof(K) : 1)
 template <typename K>
 __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict__ queries, uint32_t n, psa_plan plan,
-                                                            uint32_t *__restrict__ hist1, uint32_t *__restrict__ offsets1,
-                                                            uint32_t *__restrict__ cursor1,
-                                                            uint32_t *__restrict__ tile_start, uint32_t tile_size)
+                                                            uint32_t *__restrict__ hist1)
 {
     constexpr int ITEMS = HIST1_ITEMS(K);
     __shared__ uint32_t counts[PSA_MAX_BINS1];
-    __shared__ typename cub::BlockScan<uint32_t, PSA_THREADS>::TempStorage scan_temp;
-    __shared__ bool last;
-    const uint32_t bins1 = 1u << plan.bits1, bins = bins1 + 1;
+    const uint32_t bins = (1u << plan.bits1) + 1;
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
     __syncthreads();
@@ -482,19 +426,45 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         if (counts[b])
             atomicAdd(&hist1[b], counts[b]);
-    if (!PSA_FUSED_SCAN1)
-        return;
-    /* the last block scans: every block's adds are visible before its count of done blocks (the
-     * fence), and the last block reads the bins after it has seen every count (the fence again) */
-    __threadfence();
+}
+
+/* One block: offsets1 = exclusive scan of hist1 over the 2^bits1 coarse bins and the outside bin
+ * (offsets1[bins1] = the queries inside the span, offsets1[bins1 + 1] = n), cursor1 = offsets1, and
+ * tile_start = exclusive scan of each coarse bin's pass-2 tile count (the outside bin has none). */
+#define SCAN1_THREADS 1024
+#define SCAN1_ITEMS ((PSA_MAX_BINS1 + SCAN1_THREADS - 1) / SCAN1_THREADS)
+__global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__restrict__ hist1, uint32_t bins1,
+                                                              uint32_t *__restrict__ offsets1,
+                                                              uint32_t *__restrict__ cursor1,
+                                                              uint32_t *__restrict__ tile_start, uint32_t tile_size)
+{
+    typedef cub::BlockScan<uint32_t, SCAN1_THREADS> scan;
+    __shared__ typename scan::TempStorage temp;
+    uint32_t count[SCAN1_ITEMS], offset[SCAN1_ITEMS], tiles[SCAN1_ITEMS], tile[SCAN1_ITEMS];
+#pragma unroll
+    for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
+        const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
+        count[j] = b <= bins1 ? hist1[b] : 0;
+        tiles[j] = b < bins1 ? (count[j] + tile_size - 1) / tile_size : 0;
+    }
+    uint32_t total, tiles_total;
+    scan(temp).ExclusiveSum(count, offset, total);
     __syncthreads();
-    if (threadIdx.x == 0)
-        last = atomicAdd(&hist1[bins1 + 1], 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    scan_bins1<PSA_THREADS>(hist1, bins1, offsets1, cursor1, tile_start, tile_size, scan_temp);
+    scan(temp).ExclusiveSum(tiles, tile, tiles_total);
+#pragma unroll
+    for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
+        const uint32_t b = threadIdx.x * SCAN1_ITEMS + j;
+        if (b <= bins1) {
+            offsets1[b] = offset[j];
+            cursor1[b] = offset[j];
+        }
+        if (b < bins1)
+            tile_start[b] = tile[j];
+    }
+    if (threadIdx.x == 0) {
+        offsets1[bins1 + 1] = total;
+        tile_start[bins1] = tiles_total;
+    }
 }
 
 /* Pass-2 bin counts: hist2[c << bits2 | f] += items of coarse bin c with fine bin f. */
@@ -876,16 +846,13 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
         if ((e = cudaMemsetAsync(state, 0, (CHUNK_TABLES_AT + (size_t)bins1 * l.max_j) * 4, stream)) != cudaSuccess)
             return e;
     } else {
-        /* the bins and, after them, the count of the blocks done (PSA_FUSED_SCAN1) */
-        if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 2) * 4, stream)) != cudaSuccess)
+        if ((e = cudaMemsetAsync(hist1, 0, (bins1 + 1) * 4, stream)) != cudaSuccess)
             return e;
         const unsigned hist_blocks =
             (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * HIST1_ITEMS(K)),
                                          (uint64_t)PSA_HIST1_BLOCKS_PER_SM * sm_count());
-        hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1, offsets1, cursor1,
-                                                                 tile_start, tile);
-        if (!PSA_FUSED_SCAN1)
-            scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
+        hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
+        scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
     }
     if (unordered)
         pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(

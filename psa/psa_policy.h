@@ -42,12 +42,6 @@ static inline unsigned psa_pass_items(unsigned key_bits, unsigned window)
  * striding over tiles of PSA_THREADS * PSA_HIST1_BYTES bytes; fewer for a small window): 8, four
  * waves of the two blocks an SM that its registers allow at 64 bytes a thread. A/B-overridable
  * (session 31: 2, one resident wave, each block's 257 global adds once). */
-/* The scan of pass 1's bins (offsets, cursors, pass-2 tiles) run by the count's last block instead
- * of a one-block kernel after it: one launch fewer (2.9-3.1 us of kernel and the gap before it in
- * every counted partition; session 31). A/B-overridable. */
-#ifndef PSA_FUSED_SCAN1
-#define PSA_FUSED_SCAN1 1
-#endif
 #ifndef PSA_HIST1_BLOCKS_PER_SM
 #define PSA_HIST1_BLOCKS_PER_SM 8
 #endif
