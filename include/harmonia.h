@@ -368,8 +368,8 @@ HARMONIA_API harmonia_status harmonia_lookup_unordered(harmonia_tree *tree, cons
  * HARMONIA_POSITIONS32_MAX_COUNT (2^32) queries (more: INVALID, nothing written). On the GPU the
  * partition writes them as it writes the 64-bit ones (PSA), so a caller who takes results in the
  * engine's order and maps them back itself (a join, a gather by row id) saves 4 bytes a query of
- * writes: the fastest lookup there is for sorted results (README, "Performance"). Errors as
- * harmonia_lookup_unordered. */
+ * writes (README, "Performance"). Errors as harmonia_lookup_unordered. Its scratch is
+ * HARMONIA_QUERY_LOOKUP_UNORDERED's (harmonia_query_workspace_bytes), as the 64-bit call's. */
 #define HARMONIA_POSITIONS32_MAX_COUNT ((uint64_t)1 << 32)
 HARMONIA_API harmonia_status harmonia_lookup_unordered32(harmonia_tree *tree, const harmonia_query_config *config,
                                                          const void *queries, uint64_t count, void *values_out,
@@ -786,8 +786,8 @@ HARMONIA_API harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmo
                                    harmonia_ntg_model_result *result);
 
 /* The measurement: copies the count queries (host memory, the tree's key width) to the GPU once,
- * uploads the tree if needed, and for every valid G runs harmonia_lookup (or _unordered, see
- * config->unordered) with the backend GPU on device arrays, config->query's PSA settings and
+ * uploads the tree if needed, and for every valid G runs harmonia_lookup (or _unordered32, or
+ * _unordered above 2^32 queries: see config->unordered) with the backend GPU on device arrays, config->query's PSA settings and
  * group_size = G: config->warmup untimed calls, then config->runs calls timed with CUDA events on a
  * stream of its own; keeps the median. The results of every G are compared (hash of values, found
  * flags and positions): a difference is a DEVICE error naming both G. Frees its device arrays

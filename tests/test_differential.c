@@ -186,7 +186,6 @@ static void run_one(uint32_t key_bits, uint64_t size, uint32_t fanout, uint32_t 
     tu_model_free(&m);
 }
 
-/* Sizes 0, 1 and just around every boundary where a level fills up: L, L*F, L*F*F. */
 /* 32-bit positions number at most 2^32 queries: more is INVALID with a message, before any array
  * is read or written (the arrays here are 8 bytes long); NULL positions are INVALID too. */
 static void test_positions32_limits(void **state)
@@ -223,6 +222,7 @@ static void test_positions32_limits(void **state)
     harmonia_free(tree);
 }
 
+/* Sizes 0, 1 and just around every boundary where a level fills up: L, L*F, L*F*F. */
 static void test_boundary_sizes(void **state)
 {
     (void)state;

@@ -119,18 +119,20 @@ static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, 
     void *values = malloc(n * kb + 8);
     uint8_t *found = malloc(n + 1);
     uint64_t *positions = malloc(n * 8 + 8);
+    const size_t position_bytes = unordered == 2 ? 4 : 8;
     memset(values, 0xA5, n * kb + 8);
     memset(found, 0xA5, n + 1);
+    memset(positions, 0xA5, n * 8 + 8); /* (32-bit positions: nothing written past n * 4 bytes) */
     harmonia_status st;
     if (on_device) {
         void *d_q = device_copy(queries, n * kb), *d_v = device_alloc(n * kb), *d_f = device_alloc(n);
-        void *d_p = device_alloc(n * 8);
+        void *d_p = device_alloc(n * position_bytes); /* exactly the positions' bytes (memcheck) */
         st = unordered == 2 ? harmonia_lookup_unordered32(t, &q, d_q, n, d_v, d_f, d_p)
              : unordered    ? harmonia_lookup_unordered(t, &q, d_q, n, d_v, d_f, d_p)
                             : harmonia_lookup(t, &q, d_q, n, d_v, d_f);
         to_host(values, d_v, n * kb);
         to_host(found, d_f, n);
-        to_host(positions, d_p, n * (unordered == 2 ? 4 : 8));
+        to_host(positions, d_p, n * position_bytes);
         cudaFree(d_q);
         cudaFree(d_v);
         cudaFree(d_f);
@@ -143,6 +145,10 @@ static void check_lookups(harmonia_tree *t, uint32_t bits, const void *queries, 
     if (st != HARMONIA_OK)
         fail_msg("GPU lookup (G=%u psa=%d window=%llu device=%d) failed: %s", g, psa, (unsigned long long)window,
                  on_device, harmonia_last_error(t));
+    if (unordered == 2 && !on_device)
+        for (size_t b = n * 4; b < n * 8 + 8; b++)
+            if (((const uint8_t *)positions)[b] != 0xA5)
+                fail_msg("32-bit positions: byte %zu written past the %llu positions", b, (unsigned long long)n);
     uint8_t *seen = unordered ? calloc(n + 1, 1) : NULL;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t src = i;
@@ -502,7 +508,7 @@ static void test_psa_partition(void **state)
                 config_psa_bits = plan_bits[pb];
                 const int dev = (int)(pb % 2);
                 check_lookups(t, bits, q, n, 0, 1, 0, dev, 0);
-                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1 + dev); /* host: 64-bit positions */
+                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1 + dev); /* device arrays: 64-bit positions; host: 32-bit */
                 check_lower_bounds(t, bits, q, n, 0, 1, 0, dev);
             }
             config_psa_bits = 0;
@@ -1921,7 +1927,8 @@ static void test_memory_kinds(void **state)
                     continue; /* (the asynchronous calls take device arrays only) */
                 const int unordered = mode == 1 || mode == 3 || mode == 4;
                 void *m_q = mem_alloc(kind, n * 8), *m_v = mem_alloc(kind, n * 8), *m_f = mem_alloc(kind, n);
-                void *m_p = mem_alloc(kind, n * 8);
+                const size_t position_bytes = mode == 1 ? 8 : 4; /* (modes 3-4: 32-bit positions) */
+                void *m_p = mem_alloc(kind, n * position_bytes);
                 assert_int_equal(cudaMemcpy(m_q, q, n * 8, cudaMemcpyDefault), cudaSuccess);
                 harmonia_query_config c;
                 harmonia_query_config_init(&c); /* memory AUTO */
