@@ -115,7 +115,8 @@ static int unordered_pipeline(harmonia_tree *tree, const ntg_view *v, const psa_
     psa_partitioned upart;
     char label[160];
     const double total_ms = time_ms(runs, [&] {
-        cudaError_t e = psa_partition(bits, &plan, d_q, n, psa_positions{d_positions, 0, true}, d_ws, ws_bytes, &upart, 0);
+        cudaError_t e =
+            psa_partition(bits, &plan, d_q, n, psa_positions{d_positions, 0, true}, d_ws, ws_bytes, &upart, 0);
         if (e == cudaSuccess)
             e = ntg_launch_search_partitioned(v, &plan, d_table, false, upart.keys, n, upart.in_span, d_slot_values,
                                               NULL, d_slot_found, true, 0);

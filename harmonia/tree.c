@@ -579,13 +579,15 @@ static harmonia_status lookup(harmonia_tree *tree, const char *fn, const harmoni
     hm_unpin(tree, pin);
     if (unordered) {
         const int team = kr_resolve_threads(config.threads);
-        uint64_t *wide = positions_out;
-        uint32_t *narrow = positions_out;
+        if (positions32) {
+            uint32_t *narrow = positions_out;
 #pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
-        for (uint64_t i = 0; i < count; i++) {
-            if (positions32)
+            for (uint64_t i = 0; i < count; i++)
                 narrow[i] = (uint32_t)i;
-            else
+        } else {
+            uint64_t *wide = positions_out;
+#pragma omp parallel for schedule(static) num_threads(team) if (count > KR_PARALLEL_MIN)
+            for (uint64_t i = 0; i < count; i++)
                 wide[i] = i;
         }
     }

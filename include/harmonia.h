@@ -787,7 +787,8 @@ HARMONIA_API harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmo
 
 /* The measurement: copies the count queries (host memory, the tree's key width) to the GPU once,
  * uploads the tree if needed, and for every valid G runs harmonia_lookup (or _unordered32, or
- * _unordered above 2^32 queries: see config->unordered) with the backend GPU on device arrays, config->query's PSA settings and
+ * _unordered above 2^32 queries: see config->unordered) with the backend GPU on device arrays,
+ * config->query's PSA settings and
  * group_size = G: config->warmup untimed calls, then config->runs calls timed with CUDA events on a
  * stream of its own; keeps the median. The results of every G are compared (hash of values, found
  * flags and positions): a difference is a DEVICE error naming both G. Frees its device arrays

@@ -41,10 +41,9 @@
  * in query order 32-bit keys below 2.5 a leaf, 64-bit keys 4.5; lower bounds of 32-bit keys below
  * 1.5 a leaf: psa_descent_lower_bound_pays) take PSA's descent path: one pass on a coarse plan
  * (psa_descent_plan, psa_descent_bits: 7 bits for 64-bit keys, 8 for 32-bit; unordered, it writes
- * the positions), then the plain
- * descent (ntg/) over the slots in order — neighbouring slots lie in one bucket, so a warp's
- * descents share their upper levels in L1 — instead of the staged search, whose staged leaves would
- * each serve one query or none; results in query order then go back through psa_restore. One-pass
+ * the positions), then the plain descent (ntg/) over the slots in order — neighbouring slots lie in
+ * one bucket, so a warp's descents share their upper levels in L1 — instead of the staged search,
+ * whose staged leaves would each serve one query or none; results in query order then go back through psa_restore. One-pass
  * partitions write the keys of the queries outside the span too, so that the descent reads a key
  * at every slot.
  *

@@ -508,7 +508,8 @@ static void test_psa_partition(void **state)
                 config_psa_bits = plan_bits[pb];
                 const int dev = (int)(pb % 2);
                 check_lookups(t, bits, q, n, 0, 1, 0, dev, 0);
-                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1 + dev); /* device arrays: 64-bit positions; host: 32-bit */
+                /* device arrays with 64-bit positions, host arrays with 32-bit ones */
+                check_lookups(t, bits, q, n, 0, 1, 0, !dev, 1 + dev);
                 check_lower_bounds(t, bits, q, n, 0, 1, 0, dev);
             }
             config_psa_bits = 0;
