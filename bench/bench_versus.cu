@@ -22,12 +22,13 @@
  * Output: a line per measurement, a summary per workload (Harmonia / strongest ordered baseline),
  * and versus.csv / versus-summary.csv in --out-dir.
  * Usage: bench_versus [--runs R (5)] [--queries-log2 Q (27)] [--only LIST] [--batches SIZES] [--fanout F]
- *                     [--leaf-size L] [--out-dir DIR]
+ *                     [--leaf-size L] [--key-bits 32|64] [--out-dir DIR]
  *   LIST: comma list of groups: sizes,hits,queries,keys,batch,ranges (default all).
  *   SIZES: comma list of the batch group's sizes as powers of two, 10 .. 30 (default
  *   10,14,16,18,20,22,23,24,26,30; 30 runs for 64-bit keys only). F, L: every tree's fanout and
  *   leaf size (harmonia_build_config; default the library's); one the build refuses (not 8, 16, 32,
- *   64 or 128) fails the run's trees with the build's message. */
+ *   64 or 128) fails the run's trees with the build's message. --key-bits: only the trees of that
+ *   key width (default both; a profiler's run of one width's kernels). */
 #include <inttypes.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -50,6 +51,7 @@ struct options {
     std::string out_dir = "bench/out";
     std::vector<std::string> only;
     std::vector<uint32_t> batches = {10u, 14u, 16u, 18u, 20u, 22u, 23u, 24u, 26u, 30u}; /* log2 */
+    uint32_t key_bits = 0; /* 0: both widths */
 };
 
 /* The shape of every tree make_tree builds (--fanout, --leaf-size); 0 = the library's default. */
@@ -619,6 +621,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--batches") && parse_list(v, 10, 30, &R.o.batches)) i++;
         else if (!strcmp(a, "--fanout") && parse_one(v, 2, 1024, &tree_fanout)) i++;
         else if (!strcmp(a, "--leaf-size") && parse_one(v, 2, 1024, &tree_leaf_size)) i++;
+        else if (!strcmp(a, "--key-bits") && (!strcmp(v, "32") || !strcmp(v, "64")))
+            R.o.key_bits = (uint32_t)atoi(v), i++;
         else if (!strcmp(a, "--only")) {
             for (const char *p = v; *p;) {
                 const char *c = strchr(p, ',');
@@ -628,7 +632,7 @@ int main(int argc, char **argv)
             i++;
         } else {
             printf("usage: bench_versus [--runs R] [--queries-log2 Q] [--only sizes,hits,queries,keys,batch,ranges] "
-                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--fanout F] [--leaf-size L] [--out-dir DIR]\n");
+                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--fanout F] [--leaf-size L] [--key-bits 32|64] [--out-dir DIR]\n");
             return 2;
         }
     }
@@ -655,6 +659,8 @@ int main(int argc, char **argv)
     if (wanted(R.o, "sizes")) {
         for (const tree_spec &s : {tree_spec{64, 20}, tree_spec{64, 23}, tree_spec{64, 26}, tree_spec{64, 27},
                                    tree_spec{32, 20}, tree_spec{32, 23}, tree_spec{32, 26}, tree_spec{32, 28}}) {
+            if (R.o.key_bits && s.bits != R.o.key_bits)
+                continue;
             tree_ctx T;
             if (make_tree(T, s.bits, s.log2, KEYS_UNIFORM))
                 run_batch(R, T, strf("size u%u 2^%u", s.bits, s.log2), QUERIES_UNIFORM, 1.0, nq,
@@ -668,6 +674,8 @@ int main(int argc, char **argv)
     for (const tree_spec &s : {tree_spec{64, 26}, tree_spec{32, 28}}) {
         if (!per_tree)
             break;
+        if (R.o.key_bits && s.bits != R.o.key_bits)
+            continue;
         tree_ctx T;
         if (!make_tree(T, s.bits, s.log2, KEYS_UNIFORM)) {
             R.failures++, R.failed.push_back(strf("tree u%u 2^%u", s.bits, s.log2));
@@ -693,6 +701,8 @@ int main(int argc, char **argv)
     }
     if (wanted(R.o, "keys")) {
         for (const tree_spec &s : {tree_spec{64, 26}, tree_spec{32, 28}}) {
+            if (R.o.key_bits && s.bits != R.o.key_bits)
+                continue;
             tree_ctx T;
             if (make_tree(T, s.bits, s.log2, KEYS_DENSE))
                 run_batch(R, T, strf("keys dense u%u 2^%u", s.bits, s.log2), QUERIES_UNIFORM, 1.0, nq, false);
