@@ -13,7 +13,6 @@
 
 #include "ntg/ntg_device.cuh"
 #include "ntg/ntg_policy.h"
-#include "util/pdl.cuh"
 
 /* The children readers (ntg_device.cuh): the point-lookup and lower-bound kernels take the tree's
  * top cut as a parameter of its own and read its levels from it — the generic kernels (F = 0) the
@@ -72,8 +71,6 @@ lookup_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ cut_pa
               uint64_t n, K *__restrict__ values_out, uint8_t *__restrict__ found_out,
               const psa_positions positions_out, const ntg_signal signal)
 {
-    util_pdl_wait(); /* (util/pdl.cuh: PSA's descent path launches it to overlap its pass) */
-    util_pdl_trigger();
     const group_place p = place_of_thread<G>();
     const uint64_t per_warp = 32 / G;
     const K *keys = static_cast<const K *>(v.keys);
@@ -127,8 +124,6 @@ lookup_multi_kernel(const __grid_constant__ ntg_view v, const __grid_constant__ 
                     const K *__restrict__ queries, const uint32_t *__restrict__ positions, uint64_t n,
                     K *__restrict__ values_out, uint8_t *__restrict__ found_out)
 {
-    util_pdl_wait(); /* (as lookup_kernel's) */
-    util_pdl_trigger();
     const group_place p = place_of_thread<G>();
     constexpr uint64_t per_warp = 32 / G;
     constexpr int PER = fixed_split<G, L>::per, CHUNKS = fixed_split<G, L>::chunks;
@@ -512,8 +507,8 @@ static bool launch_lookup_multi(const ntg_view *v, const ntg_small_cut &cut, uin
     with_group_size(g, [&](auto group) {
         constexpr int G = decltype(group)::value;
         if constexpr (sizeof(K) == 8 && (G == 2 || G == 4 || G == 8))
-            util_pdl_launch(lookup_multi_kernel<K, G, F, L, 2>, grid, NTG_BLOCK_THREADS, 0, stream, *v, cut, queries,
-                            positions, n, values_out, found_out);
+            lookup_multi_kernel<K, G, F, L, 2><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
+                *v, cut, queries, positions, n, values_out, found_out);
     });
     return true;
 }
@@ -547,9 +542,6 @@ static void launch_lookup(const ntg_view *v, const ntg_top_cut *cut, uint32_t g,
         else if (fixed && hinted)
             lookup_kernel<K, G, F, L, false, NTG_L2_HINTS><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
                 *v, small_copy, queries, positions, n, values_out, found_out, positions_out, sig);
-        else if (fixed && !scattered) /* PSA's descent path: overlapping its pass (util/pdl.cuh) */
-            util_pdl_launch(lookup_kernel<K, G, F, L>, grid, NTG_BLOCK_THREADS, 0, stream, *v, small_copy, queries,
-                            positions, n, values_out, found_out, positions_out, sig);
         else if (fixed)
             lookup_kernel<K, G, F, L><<<grid, NTG_BLOCK_THREADS, 0, stream>>>(
                 *v, small_copy, queries, positions, n, values_out, found_out, positions_out, sig);

@@ -17,7 +17,6 @@
 extern "C" {
 #include "psa/psa_gpu.h"
 }
-#include "util/pdl.cuh"
 
 #define PSA_MAX_BINS (1u << PSA_MAX_PASS_BITS)
 /* pass 1 has one more bin: queries outside [key_min, key_max], which skip pass 2 and the search */
@@ -396,7 +395,6 @@ __global__ void __launch_bounds__(PSA_THREADS) hist1_kernel(const K *__restrict_
 {
     constexpr int ITEMS = HIST1_ITEMS(K);
     __shared__ uint32_t counts[PSA_MAX_BINS1];
-    util_pdl_trigger(); /* (launched plainly, after the memset of hist1: the scan may be scheduled) */
     const uint32_t bins = (1u << plan.bits1) + 1;
     for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x)
         counts[b] = 0;
@@ -442,8 +440,6 @@ __global__ void __launch_bounds__(SCAN1_THREADS) scan1_kernel(const uint32_t *__
 {
     typedef cub::BlockScan<uint32_t, SCAN1_THREADS> scan;
     __shared__ typename scan::TempStorage temp;
-    util_pdl_wait(); /* (util/pdl.cuh: launched to overlap the count's last wave) */
-    util_pdl_trigger();
     uint32_t count[SCAN1_ITEMS], offset[SCAN1_ITEMS], tiles[SCAN1_ITEMS], tile[SCAN1_ITEMS];
 #pragma unroll
     for (int j = 0; j < (int)SCAN1_ITEMS; j++) {
@@ -609,8 +605,6 @@ pass_kernel(bool second, const K *__restrict__ keys_in, uint32_t n, psa_plan pla
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     pass_shared<K, ITEMS> &sh = *reinterpret_cast<pass_shared<K, ITEMS> *>(shared_bytes);
-    util_pdl_wait(); /* (util/pdl.cuh: pass 1 is launched to overlap the scan before it) */
-    util_pdl_trigger();
     const tile_place t = block_tile(second, n, m, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
@@ -709,8 +703,6 @@ restore_kernel(bool second, uint32_t n, pass2_tiles m, const uint32_t *__restric
 {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     restore_shared<K, KEYS, ITEMS> &sh = *reinterpret_cast<restore_shared<K, KEYS, ITEMS> *>(shared_bytes);
-    util_pdl_wait(); /* (util/pdl.cuh: launched to overlap the search before it) */
-    util_pdl_trigger();
     const tile_place t = block_tile(second, n, m, PSA_THREADS * ITEMS, &sh.place);
     if (t.begin == t.end)
         return; /* block-uniform */
@@ -860,25 +852,17 @@ cudaError_t partition_typed(const psa_plan &plan, const K *queries, uint32_t n, 
             (unsigned)std::min<uint64_t>(blocks_for(n, (uint64_t)PSA_THREADS * HIST1_ITEMS(K)),
                                          (uint64_t)PSA_HIST1_BLOCKS_PER_SM * sm_count());
         hist1_kernel<K><<<hist_blocks, PSA_THREADS, 0, stream>>>(queries, n, plan, hist1);
-        if ((e = cudaGetLastError()) != cudaSuccess ||
-            (e = util_pdl_launch(scan1_kernel, 1, SCAN1_THREADS, 0, stream, hist1, bins1, offsets1, cursor1,
-                                 tile_start, tile)) != cudaSuccess)
-            return e;
+        scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(hist1, bins1, offsets1, cursor1, tile_start, tile);
     }
-    /* (pass 1, the scans and the restore wait for the kernel before them: util/pdl.cuh) */
-    const unsigned pass1_blocks = blocks_for(n, tile);
     if (unordered)
-        e = util_pdl_launch(pass_kernel<K, true, ITEMS>, pass1_blocks, PSA_THREADS, pass_bytes, stream, false, queries,
-                            n, plan, m, chunks, cursor1, keys1, (uint32_t *)NULL, (uint16_t *)NULL,
-                            (const uint32_t *)NULL, slots1, fin1, fine, fine_bytes);
+        pass_kernel<K, true, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
+            false, queries, n, plan, m, chunks, cursor1, keys1, NULL, NULL, NULL, slots1, fin1, fine, fine_bytes);
     else
-        e = util_pdl_launch(pass_kernel<K, false, ITEMS>, pass1_blocks, PSA_THREADS, pass_bytes, stream, false,
-                            queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, (const uint32_t *)NULL,
-                            (uint32_t *)NULL, fin1, fine, fine_bytes);
-    if (e == cudaSuccess && m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
-        e = util_pdl_launch(scan1_kernel, 1, SCAN1_THREADS, 0, stream, chunks.bin_items, bins1, offsets1, cursor1,
-                            tile_start, tile);
-    if (e != cudaSuccess || (e = cudaGetLastError()) != cudaSuccess)
+        pass_kernel<K, false, ITEMS><<<blocks_for(n, tile), PSA_THREADS, pass_bytes, stream>>>(
+            false, queries, n, plan, m, chunks, cursor1, keys1, slots1, sources1, NULL, NULL, fin1, fine, fine_bytes);
+    if (m.chunk_of) /* the bins' offsets and pass-2 tiles from what pass 1 put in each */
+        scan1_kernel<<<1, SCAN1_THREADS, 0, stream>>>(chunks.bin_items, bins1, offsets1, cursor1, tile_start, tile);
+    if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     out->in_span = offsets1 + bins1;
     out->keys = keys1;
@@ -938,19 +922,19 @@ cudaError_t restore_typed_items(const psa_partitioned *part, const parts &w, con
         K *mid_values = w.at<K>(l.keys2), *mid_keys = w.at<K>(l.keys1);
         uint8_t *mid_found = w.at<uint8_t>(l.found_tmp);
         const unsigned tiles = blocks_for(n, tile) + (1u << plan.bits1);
-        e = util_pdl_launch(restore_kernel<K, KEYS, ITEMS>, tiles, PSA_THREADS, bytes, stream, true, n, m,
-                            (const uint32_t *)part->slots2, (const uint16_t *)w.at<uint16_t>(l.sources2), values, keys,
-                            found, values_out ? mid_values : (K *)NULL, mid_keys, mid_found, known);
+        restore_kernel<K, KEYS, ITEMS><<<tiles, PSA_THREADS, bytes, stream>>>(
+            true, n, m, part->slots2, w.at<uint16_t>(l.sources2), values, keys, found,
+            values_out ? mid_values : NULL, mid_keys, mid_found, known);
         values = mid_values;
         keys = mid_keys;
         found = mid_found;
-        if (e != cudaSuccess || (e = cudaGetLastError()) != cudaSuccess)
+        if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
-    e = util_pdl_launch(restore_kernel<K, KEYS, ITEMS>, blocks_for(n, tile), PSA_THREADS, bytes, stream, false, n, m,
-                        (const uint32_t *)part->slots1, (const uint16_t *)w.at<uint16_t>(l.sources1), values, keys,
-                        found, values_out, keys_out, found_out, known);
-    return e != cudaSuccess ? e : cudaGetLastError();
+    restore_kernel<K, KEYS, ITEMS><<<blocks_for(n, tile), PSA_THREADS, bytes, stream>>>(
+        false, n, m, part->slots1, w.at<uint16_t>(l.sources1), values, keys, found, values_out,
+        keys_out, found_out, known);
+    return cudaGetLastError();
 }
 
 /* The restore with the tile shape its partition used. */
