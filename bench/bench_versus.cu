@@ -632,7 +632,8 @@ int main(int argc, char **argv)
             i++;
         } else {
             printf("usage: bench_versus [--runs R] [--queries-log2 Q] [--only sizes,hits,queries,keys,batch,ranges] "
-                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--fanout F] [--leaf-size L] [--key-bits 32|64] [--out-dir DIR]\n");
+                   "[--batches 10,14,... (log2 sizes, 10 to 30)] [--fanout F] [--leaf-size L] [--key-bits 32|64] "
+                   "[--out-dir DIR]\n");
             return 2;
         }
     }

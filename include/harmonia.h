@@ -788,11 +788,11 @@ HARMONIA_API harmonia_status harmonia_ntg_model(harmonia_tree *tree, const harmo
 /* The measurement: copies the count queries (host memory, the tree's key width) to the GPU once,
  * uploads the tree if needed, and for every valid G runs harmonia_lookup (or _unordered32, or
  * _unordered above 2^32 queries: see config->unordered) with the backend GPU on device arrays,
- * config->query's PSA settings and
- * group_size = G: config->warmup untimed calls, then config->runs calls timed with CUDA events on a
- * stream of its own; keeps the median. The results of every G are compared (hash of values, found
- * flags and positions): a difference is a DEVICE error naming both G. Frees its device arrays
- * before returning. The tree is not modified (its device copy may be created). Synchronous.
+ * config->query's PSA settings and group_size = G: config->warmup untimed calls, then
+ * config->runs calls timed with CUDA events on a stream of its own; keeps the median. The results
+ * of every G are compared (hash of values, found flags and positions): a difference is a DEVICE
+ * error naming both G. Frees its device arrays before returning. The tree is not modified (its
+ * device copy may be created). Synchronous.
  * Errors: INVALID (NULL tree, queries or result; count 0), NO_DEVICE (no usable GPU, or a build
  * without CUDA: harmonia_last_error(tree) says why), DEVICE_MEMORY, DEVICE, NO_MEMORY. */
 HARMONIA_API harmonia_status harmonia_ntg_measure(harmonia_tree *tree, const harmonia_ntg_config *config,

@@ -43,9 +43,9 @@
  * (psa_descent_plan, psa_descent_bits: 7 bits for 64-bit keys, 8 for 32-bit; unordered, it writes
  * the positions), then the plain descent (ntg/) over the slots in order — neighbouring slots lie in
  * one bucket, so a warp's descents share their upper levels in L1 — instead of the staged search,
- * whose staged leaves would each serve one query or none; results in query order then go back through psa_restore. One-pass
- * partitions write the keys of the queries outside the span too, so that the descent reads a key
- * at every slot.
+ * whose staged leaves would each serve one query or none; results in query order then go back
+ * through psa_restore. One-pass partitions write the keys of the queries outside the span too, so
+ * that the descent reads a key at every slot.
  *
  * Queries outside [key_min, key_max] need no search: pass 1 puts them in a bin of their own, after
  * every slot of the span (*in_span .. n - 1), and ordered windows record a code for them instead of

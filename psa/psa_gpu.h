@@ -54,9 +54,9 @@ psa_scratch psa_scratch_carve(void *block, size_t block_bytes, uint32_t key_bits
  * caller's array of n 64- or 32-bit words, psa.h) carry each query's index through the passes
  * instead, and the pass that makes a slot final writes slot's position = positions_out.base + the
  * query's index in the window (every slot, those outside the span included): the search then
- * writes values and found flags only (ntg_launch_search_partitioned, unordered). One-pass plans also write the keys of the
- * queries outside the span (slots *in_span .. n - 1), so that out->keys holds every query at slots
- * 0 .. n - 1 (PSA's descent path searches them all). A plan with edges is for ordered windows only
+ * writes values and found flags only (ntg_launch_search_partitioned, unordered). One-pass plans
+ * also write the keys of the queries outside the span (slots *in_span .. n - 1), so that out->keys
+ * holds every query at slots 0 .. n - 1 (PSA's descent path searches them all). A plan with edges is for ordered windows only
  * (the unordered search answers the region past *in_span as outside the span): cudaErrorInvalidValue
  * with positions_out. Asynchronous; errors are launch errors. */
 cudaError_t psa_partition(uint32_t key_bits, const psa_plan *plan, const void *queries, uint32_t n,
